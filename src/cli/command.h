@@ -1,0 +1,42 @@
+// What every gantry subcommand shares: its entry point, reading input from
+// arguments or stdin, and how errors end a command.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "util/error.h"
+
+namespace gantry::cli {
+
+// Exit codes of every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;  // a failure of the system, not of the input
+inline constexpr int kExitUsage = 2;    // bad input or bad options
+
+// Each subcommand: argv[0] is the subcommand's name ("idset").
+int idset_main(int argc, char** argv);
+int hostlist_main(int argc, char** argv);
+int taskmap_main(int argc, char** argv);
+int rset_main(int argc, char** argv);
+
+// Prints `gantry: <error>` on stderr and returns kExitUsage.
+int fail(const Error& error);
+// Prints `gantry: <domain>: <message>` on stderr and returns kExitUsage.
+int fail(std::string_view domain, std::string_view message);
+
+// Parses argv with CLI11. Returns an exit code when the command should stop
+// now (--help printed: 0; bad options: one line on stderr, 2), else nothing.
+std::optional<int> parse_options(CLI::App& app, int argc, char** argv);
+
+// The command's input: its positional arguments when there are any, else
+// stdin split on whitespace (so `echo 1-3 | gantry idset` works).
+std::vector<std::string> arguments_or_stdin(const std::vector<std::string>& args);
+
+// All of stdin, for formats that are whole documents (JSON R, task maps).
+std::string read_stdin();
+
+}  // namespace gantry::cli

@@ -1,0 +1,1 @@
+// task map: being written

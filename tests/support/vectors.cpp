@@ -1,0 +1,37 @@
+#include "support/vectors.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace gantry::test {
+
+std::optional<std::filesystem::path> vectors_dir() {
+    const char* env = std::getenv("GANTRY_VECTORS");
+    const std::filesystem::path dir = env && *env ? env : GANTRY_DEFAULT_VECTORS;
+    if (!std::filesystem::is_directory(dir))
+        return std::nullopt;
+    return dir;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::runtime_error("cannot read " + path.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+Json load_vector_json(const std::string& relative_path) {
+    const auto dir = vectors_dir();
+    if (!dir)
+        throw std::runtime_error("conformance vectors not found");
+    const std::string text = read_file(*dir / relative_path);
+    auto parsed = parse_json(relative_path, text);
+    if (!parsed)
+        throw std::runtime_error(parsed.error().str());
+    return std::move(parsed).value();
+}
+
+}  // namespace gantry::test

@@ -1,0 +1,44 @@
+#include "util/error.h"
+
+#include <gtest/gtest.h>
+
+#include "util/json.h"
+
+namespace gantry {
+namespace {
+
+TEST(Error, FormatsDomainMessageOffsetAndInput) {
+    EXPECT_EQ(Error::at("idset", "ids out of order", "3,2", 2).str(),
+              "idset: ids out of order at offset 2 in \"3,2\"");
+    EXPECT_EQ(Error::in("R", "version must be 1", "{}").str(), "R: version must be 1 in \"{}\"");
+    EXPECT_EQ(Error("taskmap", "empty").str(), "taskmap: empty");
+}
+
+TEST(Error, QuoteKeepsMessagesOnOneLine) {
+    EXPECT_EQ(quote("a\nb\"c\\\x01"), "\"a\\nb\\\"c\\\\\\x01\"");
+    EXPECT_EQ(quote(std::string(100, 'x'), 4), "\"xxxx\"...");
+}
+
+TEST(Result, HoldsValueOrError) {
+    Result<int> good = 3;
+    ASSERT_TRUE(good.ok());
+    EXPECT_EQ(*good, 3);
+    Result<int> bad = Error("x", "broken");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().str(), "x: broken");
+    EXPECT_THROW((void)bad.value(), BadResultAccess);
+    Status fine;
+    EXPECT_TRUE(fine.ok());
+    Status failed = Error("x", "no");
+    EXPECT_THROW(failed.value(), BadResultAccess);
+}
+
+TEST(Json, ParseErrorsNameTheOffset) {
+    const auto bad = parse_json("taskmap", "[[0,1,1,1]");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().str(), "taskmap: invalid JSON at offset 10 in \"[[0,1,1,1]\"");
+    EXPECT_EQ(to_compact(parse_json("t", "{ \"a\" : [1, 2] }").value()), "{\"a\":[1,2]}");
+}
+
+}  // namespace
+}  // namespace gantry
