@@ -4,8 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <set>
+#include <iterator>
 
 namespace gantry {
 namespace {
@@ -39,10 +40,165 @@ unsigned count_type(hwloc_topology_t topology, hwloc_obj_type_t type) {
     return n > 0 ? static_cast<unsigned>(n) : 0;
 }
 
+hwloc_obj_type_t hwloc_type(ObjectType type) {
+    switch (type) {
+        case ObjectType::kPackage:
+            return HWLOC_OBJ_PACKAGE;
+        case ObjectType::kNuma:
+            return HWLOC_OBJ_NUMANODE;
+        case ObjectType::kL3Cache:
+            return HWLOC_OBJ_L3CACHE;
+        case ObjectType::kL2Cache:
+            return HWLOC_OBJ_L2CACHE;
+        case ObjectType::kL1Cache:
+            return HWLOC_OBJ_L1CACHE;
+        case ObjectType::kCore:
+            return HWLOC_OBJ_CORE;
+        case ObjectType::kPu:
+            return HWLOC_OBJ_PU;
+    }
+    return HWLOC_OBJ_PU;
+}
+
+std::size_t slot_of(ObjectType type) {
+    return static_cast<std::size_t>(type);
+}
+
+// hwloc cpusets hold OS PU indices; the mapper works in logical ones.
+IdSet logical_pus(hwloc_topology_t topology, hwloc_const_cpuset_t cpuset) {
+    IdSet pus;
+    if (cpuset == nullptr)
+        return pus;
+    unsigned os = 0;
+    hwloc_bitmap_foreach_begin(os, cpuset) {
+        const hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topology, os);
+        if (pu != nullptr)
+            pus.insert(pu->logical_index);
+    }
+    hwloc_bitmap_foreach_end();
+    return pus;
+}
+
+bool is_display_class(hwloc_obj_t pcidev) {
+    return (pcidev->attr->pcidev.class_id >> 8) == 0x03;
+}
+
+bool is_compute_device(hwloc_obj_t osdev) {
+    if (osdev->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC)
+        return true;
+    const char* backend = hwloc_obj_get_info_by_name(osdev, "Backend");
+    return backend != nullptr &&
+           (std::strcmp(backend, "CUDA") == 0 || std::strcmp(backend, "NVML") == 0 ||
+            std::strcmp(backend, "RSMI") == 0 || std::strcmp(backend, "LevelZero") == 0);
+}
+
+bool starts_with(const char* text, std::string_view prefix) {
+    return text != nullptr && std::string_view(text).substr(0, prefix.size()) == prefix;
+}
+
+// The name a task is told: a co-processor's (cuda0) before a management
+// device's (nvml0, rsmi0), before the DRM render node's.
+std::string gpu_name(const std::vector<hwloc_obj_t>& osdevs) {
+    for (const hwloc_obj_t osdev : osdevs)
+        if (osdev->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC && osdev->name)
+            return osdev->name;
+    for (const hwloc_obj_t osdev : osdevs)
+        if (is_compute_device(osdev) && osdev->name)
+            return osdev->name;
+    for (const hwloc_obj_t osdev : osdevs)
+        if (starts_with(osdev->name, "renderD"))
+            return osdev->name;
+    return osdevs.empty() || !osdevs.front()->name ? "" : osdevs.front()->name;
+}
+
+std::string gpu_uuid(const std::vector<hwloc_obj_t>& osdevs) {
+    for (const hwloc_obj_t osdev : osdevs)
+        for (const char* key : {"NVIDIAUUID", "AMDUUID", "LevelZeroUUID"})
+            if (const char* uuid = hwloc_obj_get_info_by_name(osdev, key))
+                return uuid;
+    return "";
+}
+
+std::optional<Gpu> gpu_of(hwloc_topology_t topology, hwloc_obj_t pcidev) {
+    std::vector<hwloc_obj_t> osdevs;
+    bool compute = false;
+    bool render = false;
+    for (hwloc_obj_t child = pcidev->io_first_child; child; child = child->next_sibling) {
+        if (child->type != HWLOC_OBJ_OS_DEVICE)
+            continue;
+        osdevs.push_back(child);
+        compute = compute || is_compute_device(child);
+        render = render || starts_with(child->name, "renderD");
+    }
+    if (!compute && !(render && is_display_class(pcidev)))
+        return std::nullopt;
+    char busid[32];
+    std::snprintf(busid, sizeof busid, "%04x:%02x:%02x.%01x", pcidev->attr->pcidev.domain,
+                  pcidev->attr->pcidev.bus, pcidev->attr->pcidev.dev, pcidev->attr->pcidev.func);
+    const hwloc_obj_t ancestor = hwloc_get_non_io_ancestor_obj(topology, pcidev);
+    return Gpu{gpu_name(osdevs), gpu_uuid(osdevs), busid,
+               logical_pus(topology, ancestor ? ancestor->cpuset : nullptr)};
+}
+
 }  // namespace
+
+std::string_view to_string(ObjectType type) {
+    switch (type) {
+        case ObjectType::kPackage:
+            return "package";
+        case ObjectType::kNuma:
+            return "numa";
+        case ObjectType::kL3Cache:
+            return "l3cache";
+        case ObjectType::kL2Cache:
+            return "l2cache";
+        case ObjectType::kL1Cache:
+            return "l1cache";
+        case ObjectType::kCore:
+            return "core";
+        case ObjectType::kPu:
+            return "hwthread";
+    }
+    return "?";
+}
+
+// What the mapper reads, taken once at load time.
+struct Topology::Snapshot {
+    std::vector<TopoObject> objects[std::size(kAllObjectTypes)];
+    // owner[type][pu]: logical index of the object of `type` holding `pu`, or -1.
+    std::vector<int> owner[std::size(kAllObjectTypes)];
+    std::vector<unsigned> pu_os;  // by logical PU index
+    std::vector<Gpu> gpus;
+};
 
 void Topology::Destroy::operator()(hwloc_topology* topology) const {
     hwloc_topology_destroy(topology);
+}
+
+Topology::Topology(hwloc_topology* topology) : topology_(topology, Destroy{}) {
+    auto snapshot = std::make_shared<Snapshot>();
+    const unsigned npu = count_type(topology, HWLOC_OBJ_PU);
+    snapshot->pu_os.resize(npu);
+    for (unsigned i = 0; i < npu; ++i)
+        snapshot->pu_os[i] = hwloc_get_obj_by_type(topology, HWLOC_OBJ_PU, i)->os_index;
+    for (const ObjectType type : kAllObjectTypes) {
+        auto& objects = snapshot->objects[slot_of(type)];
+        auto& owner = snapshot->owner[slot_of(type)];
+        owner.assign(npu, -1);
+        const unsigned n = count_type(topology, hwloc_type(type));
+        for (unsigned i = 0; i < n; ++i) {
+            const hwloc_obj_t obj = hwloc_get_obj_by_type(topology, hwloc_type(type), i);
+            TopoObject object{type, i, obj->os_index, logical_pus(topology, obj->cpuset)};
+            for (const IdSet::Id pu : object.pus)
+                if (pu < npu && owner[pu] < 0)
+                    owner[pu] = static_cast<int>(i);
+            objects.push_back(std::move(object));
+        }
+    }
+    for (hwloc_obj_t obj = nullptr; (obj = hwloc_get_next_pcidev(topology, obj)) != nullptr;)
+        if (auto gpu = gpu_of(topology, obj))
+            snapshot->gpus.push_back(std::move(*gpu));
+    snapshot_ = std::move(snapshot);
 }
 
 Result<Topology> Topology::local() {
@@ -67,26 +223,39 @@ Result<Topology> Topology::from_synthetic(std::string_view description) {
     return Topology(*loaded);
 }
 
-unsigned Topology::npackages() const {
-    return count_type(handle(), HWLOC_OBJ_PACKAGE);
-}
-unsigned Topology::ncores() const {
-    return count_type(handle(), HWLOC_OBJ_CORE);
-}
-unsigned Topology::npus() const {
-    return count_type(handle(), HWLOC_OBJ_PU);
+std::span<const TopoObject> Topology::objects(ObjectType type) const {
+    return snapshot_->objects[slot_of(type)];
 }
 
-unsigned Topology::ngpus() const {
-    // One physical GPU shows up as several OS devices (cuda0, opencl0d0,
-    // rsmi0...): count the distinct PCI devices that carry a co-processor.
-    std::set<hwloc_obj_t> devices;
-    for (hwloc_obj_t obj = nullptr; (obj = hwloc_get_next_osdev(handle(), obj)) != nullptr;) {
-        if (obj->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC)
-            continue;
-        devices.insert(obj->parent ? obj->parent : obj);
-    }
-    return static_cast<unsigned>(devices.size());
+std::vector<unsigned> Topology::objects_within(ObjectType type, const IdSet& pus) const {
+    std::vector<unsigned> inside;
+    for (const TopoObject& object : objects(type))
+        if (!object.pus.empty() && pus.contains(object.pus))
+            inside.push_back(object.logical);
+    return inside;
+}
+
+std::optional<unsigned> Topology::object_of(ObjectType type, unsigned pu) const {
+    const auto& owner = snapshot_->owner[slot_of(type)];
+    if (pu >= owner.size() || owner[pu] < 0)
+        return std::nullopt;
+    return static_cast<unsigned>(owner[pu]);
+}
+
+IdSet Topology::all_pus() const {
+    return npus() == 0 ? IdSet{} : IdSet::range(0, npus() - 1);
+}
+
+IdSet Topology::os_pus(const IdSet& logical_pus) const {
+    IdSet os;
+    for (const IdSet::Id pu : logical_pus)
+        if (pu < snapshot_->pu_os.size())
+            os.insert(snapshot_->pu_os[pu]);
+    return os;
+}
+
+std::span<const Gpu> Topology::gpus() const {
+    return snapshot_->gpus;
 }
 
 std::string local_hostname() {
