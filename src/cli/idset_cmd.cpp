@@ -1,7 +1,316 @@
+// `gantry idset`: normalize, count, expand, index and combine RFC 22 idsets,
+// in the manner of `flux hostlist`. Reference: docs/commands/idset.md.
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "cli/command.h"
+#include "formats/idset.h"
 
 namespace gantry::cli {
 
-int idset_main(int, char**) { return fail("idset", "not built yet"); }
+namespace {
+
+constexpr std::string_view kDomain = "idset";
+// With --quiet, as with `flux hostlist -q`: the result was empty.
+constexpr int kExitEmpty = 1;
+
+constexpr std::string_view kExamples = R"(Examples:
+  $ gantry idset 5-7 0-3 4
+  0-7
+  $ gantry idset --count 0-3,8
+  5
+  $ gantry idset --expand 0-3,8
+  0 1 2 3 8
+  $ gantry idset --expand --delimiter=, 0-3
+  0,1,2,3
+  $ gantry idset --brackets 0-3,8
+  [0-3,8]
+  $ gantry idset --intersect 0-10 5-15
+  5-10
+  $ gantry idset --minus 0-10 2-3 8
+  0-1,4-7,9-10
+  $ gantry idset --xor 0-5 3-8
+  0-2,6-8
+  $ gantry idset --nth=0,2 3-9,20
+  3,5
+  $ gantry idset --nth=-1 3-9,20
+  20
+  $ echo "3 1 2" | gantry idset
+  1-3
+  $ gantry idset --quiet --intersect 0-3 4-7 || echo disjoint
+  disjoint
+
+Exit status: 0 on success (with --quiet: 0 when the result has ids, 1 when it
+is empty); 2 on a bad idset or bad options.)";
+
+// How the command combines its arguments into one set.
+enum class Combine { kUnion, kIntersect, kMinus, kXor };
+
+struct Options {
+    std::vector<std::string> idsets;
+    bool union_all = false;
+    bool intersect = false;
+    bool minus = false;
+    bool exclusive_or = false;
+    bool count = false;
+    bool expand = false;
+    std::string delimiter = " ";
+    bool brackets = false;
+    std::optional<std::string> nth;
+    bool first = false;
+    bool last = false;
+    bool quiet = false;
+
+    Combine combine() const {
+        if (intersect)
+            return Combine::kIntersect;
+        if (minus)
+            return Combine::kMinus;
+        if (exclusive_or)
+            return Combine::kXor;
+        return Combine::kUnion;
+    }
+};
+
+// CLI11 prints the app's own name in the usage line; ours is a subcommand.
+class Formatter : public CLI::Formatter {
+public:
+    std::string make_usage(const CLI::App* app, std::string name) const override {
+        return CLI::Formatter::make_usage(app, "gantry " + name);
+    }
+};
+
+// `\n`, `\t` and `\\` in a --delimiter, so that `-d '\n'` works as in flux.
+std::string unescape(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\\' || i + 1 == text.size()) {
+            out += text[i];
+            continue;
+        }
+        const char next = text[++i];
+        if (next == 'n')
+            out += '\n';
+        else if (next == 't')
+            out += '\t';
+        else if (next == '\\')
+            out += '\\';
+        else
+            out += {'\\', next};
+    }
+    return out;
+}
+
+void define_options(CLI::App& app, Options& options) {
+    app.formatter(std::make_shared<Formatter>());
+    app.footer(std::string(kExamples));
+    app.add_option("IDSET", options.idsets,
+                   "Idsets to combine; with none, whitespace-separated idsets are read from stdin");
+
+    auto* union_all = app.add_flag("-u,--union", options.union_all,
+                                   "Print the ids in any argument (the default)");
+    auto* intersect =
+        app.add_flag("-i,--intersect", options.intersect, "Print the ids in every argument");
+    auto* minus = app.add_flag("-m,--minus", options.minus,
+                               "Print the ids of the first argument that are in no other");
+    auto* exclusive_or = app.add_flag("-X,--xor", options.exclusive_or,
+                                      "Print the ids in an odd number of arguments");
+    union_all->excludes(intersect, minus, exclusive_or);
+    intersect->excludes(minus, exclusive_or);
+    minus->excludes(exclusive_or);
+
+    auto* nth = app.add_option("-n,--nth", options.nth,
+                               "Keep the ids at these 0-based positions (an idset); a leading "
+                               "'-' counts from the end, -1 being the last id");
+    auto* first = app.add_flag("--first", options.first, "Keep the smallest id");
+    auto* last = app.add_flag("--last", options.last, "Keep the largest id");
+    nth->excludes(first, last);
+    first->excludes(last);
+
+    auto* count = app.add_flag("-c,--count", options.count, "Print the number of ids");
+    auto* expand = app.add_flag("-e,--expand", options.expand,
+                                "Print every id, without ranges, separated by the delimiter");
+    auto* delimiter = app.add_option("-d,--delimiter", options.delimiter,
+                                     "With --expand, separate ids with this string "
+                                     "(default: a space; \\n and \\t are understood)")
+                          ->needs(expand);
+    auto* brackets = app.add_flag("-b,--brackets", options.brackets,
+                                  "Enclose the output in [ ] when it has more than one id");
+    auto* quiet = app.add_flag("-q,--quiet", options.quiet,
+                               "Print nothing; exit 0 when the result has ids, 1 when empty");
+    count->excludes(expand, brackets);
+    quiet->excludes(count, expand, delimiter, brackets);
+}
+
+Result<std::vector<IdSet>> parse_all(const std::vector<std::string>& words) {
+    std::vector<IdSet> sets;
+    sets.reserve(words.size());
+    for (const std::string& word : words) {
+        auto set = IdSet::parse(word);
+        if (!set)
+            return set.error();
+        sets.push_back(std::move(*set));
+    }
+    return sets;
+}
+
+IdSet combined(const std::vector<IdSet>& sets, Combine how) {
+    if (sets.empty())
+        return {};
+    IdSet result = sets.front();
+    for (std::size_t i = 1; i < sets.size(); ++i) {
+        const IdSet& other = sets[i];
+        switch (how) {
+            case Combine::kUnion:
+                result |= other;
+                break;
+            case Combine::kIntersect:
+                result &= other;
+                break;
+            case Combine::kMinus:
+                result -= other;
+                break;
+            case Combine::kXor:
+                result = (result | other) - (result & other);
+                break;
+        }
+    }
+    return result;
+}
+
+// The ids of `set` at 0-based `positions`, all of which are below its count.
+// Walks both range lists once, so a large set is never expanded.
+IdSet ids_at(const IdSet& set, const IdSet& positions) {
+    IdSet ids;
+    const auto ranges = set.ranges();
+    std::size_t r = 0;
+    std::uint64_t base = 0;  // position of ranges[r].lo
+    auto width = [&](std::size_t i) { return std::uint64_t{ranges[i].hi} - ranges[i].lo + 1; };
+    for (const IdSet::Range& wanted : positions.ranges()) {
+        std::uint64_t from = wanted.lo;
+        while (from <= wanted.hi) {
+            while (base + width(r) <= from)
+                base += width(r++);
+            const std::uint64_t to = std::min<std::uint64_t>(wanted.hi, base + width(r) - 1);
+            ids.insert(static_cast<IdSet::Id>(ranges[r].lo + (from - base)),
+                       static_cast<IdSet::Id>(ranges[r].lo + (to - base)));
+            from = to + 1;
+        }
+    }
+    return ids;
+}
+
+Error nth_error(std::string message, std::string_view text, std::optional<std::size_t> offset) {
+    message = "--nth: " + message;
+    if (offset)
+        return Error::at(std::string(kDomain), std::move(message), text, *offset);
+    return Error::in(std::string(kDomain), std::move(message), text);
+}
+
+// Turns the --nth text into 0-based positions in a set of `count` ids.
+Result<IdSet> positions_from(std::string_view text, std::uint64_t count) {
+    const bool from_end = text.starts_with('-');
+    const std::string_view body = from_end ? text.substr(1) : text;
+    const auto indices = IdSet::parse(body);
+    if (!indices) {
+        const auto& offset = indices.error().offset();
+        return nth_error(indices.error().message(), text,
+                         offset ? std::optional(*offset + (from_end ? 1 : 0)) : std::nullopt);
+    }
+    if (indices->empty())
+        return nth_error("no index given", text, std::nullopt);
+    const std::string size = "for a set of " + std::to_string(count) + " ids";
+    if (!from_end) {
+        if (*indices->last() >= count)
+            return nth_error(
+                "index " + std::to_string(*indices->last()) + " is out of range " + size, text,
+                std::nullopt);
+        return *indices;
+    }
+    if (indices->contains(0))
+        return nth_error("index -0 is not a position; -1 is the last id", text, std::nullopt);
+    if (*indices->last() > count)
+        return nth_error("index -" + std::to_string(*indices->last()) + " is out of range " + size,
+                         text, std::nullopt);
+    // -k is position count - k; walk the ranges backwards to append in order.
+    IdSet positions;
+    const auto ranges = indices->ranges();
+    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)
+        positions.insert(static_cast<IdSet::Id>(count - it->hi),
+                         static_cast<IdSet::Id>(count - it->lo));
+    return positions;
+}
+
+Result<IdSet> selected(const IdSet& set, const Options& options) {
+    if (options.first)
+        return set.empty() ? IdSet{} : IdSet{*set.first()};
+    if (options.last)
+        return set.empty() ? IdSet{} : IdSet{*set.last()};
+    if (!options.nth)
+        return set;
+    const auto positions = positions_from(*options.nth, set.count());
+    if (!positions)
+        return positions.error();
+    return ids_at(set, *positions);
+}
+
+// Writes every id without building the whole text: `0-2147483647` expands
+// to gigabytes.
+void write_expanded(std::ostream& out, const IdSet& set, std::string_view delimiter,
+                    bool brackets) {
+    constexpr std::size_t kFlushAt = 1 << 16;
+    const bool enclose = brackets && set.count() > 1;
+    std::string buffer = enclose ? "[" : "";
+    bool first = true;
+    for (const IdSet::Id id : set) {
+        if (!first)
+            buffer += delimiter;
+        first = false;
+        buffer += std::to_string(id);
+        if (buffer.size() >= kFlushAt) {
+            out << buffer;
+            buffer.clear();
+        }
+    }
+    if (enclose)
+        buffer += ']';
+    out << buffer << '\n';
+}
+
+int print(const IdSet& result, const Options& options) {
+    if (options.quiet)
+        return result.empty() ? kExitEmpty : kExitOk;
+    if (options.count)
+        std::cout << result.count() << '\n';
+    else if (options.expand)
+        write_expanded(std::cout, result, unescape(options.delimiter), options.brackets);
+    else
+        std::cout << result.encode({.ranges = true, .brackets = options.brackets}) << '\n';
+    std::cout.flush();
+    return kExitOk;
+}
+
+}  // namespace
+
+int idset_main(int argc, char** argv) {
+    CLI::App app("Normalize, count, expand, index and combine RFC 22 idsets.", "idset");
+    Options options;
+    define_options(app, options);
+    if (const auto exit_code = parse_options(app, argc, argv))
+        return *exit_code;
+
+    const auto sets = parse_all(arguments_or_stdin(options.idsets));
+    if (!sets)
+        return fail(sets.error());
+    const auto result = selected(combined(*sets, options.combine()), options);
+    if (!result)
+        return fail(result.error());
+    return print(*result, options);
+}
 
 }  // namespace gantry::cli
