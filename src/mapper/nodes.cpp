@@ -1,0 +1,250 @@
+#include "mapper/nodes.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace gantry {
+namespace {
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+        text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+        text.remove_suffix(1);
+    return text;
+}
+
+std::optional<unsigned> number(std::string_view text) {
+    unsigned n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+        return std::nullopt;
+    return n;
+}
+
+bool valid_host_name(std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == ':' || c == '[' ||
+               c == ']';
+    });
+}
+
+// Adds `host` to `hosts`, or its slots to the entry already there.
+void add_host(std::vector<HostSpec>& hosts, HostSpec host) {
+    const auto same = std::find_if(hosts.begin(), hosts.end(),
+                                   [&](const HostSpec& h) { return h.name == host.name; });
+    if (same == hosts.end()) {
+        hosts.push_back(std::move(host));
+        return;
+    }
+    same->slots = same->slots.value_or(1) + host.slots.value_or(1);
+    same->all_cpus = same->all_cpus || host.all_cpus;
+    same->max_slots = std::max(same->max_slots, host.max_slots);
+}
+
+Result<HostSpec> parse_host_token(std::string_view token, std::string_view input) {
+    HostSpec host;
+    const std::size_t colon = token.rfind(':');
+    host.name = std::string(token.substr(0, colon));
+    if (colon != std::string_view::npos) {
+        const std::string_view count = token.substr(colon + 1);
+        if (count == "*" || count == "auto") {
+            host.all_cpus = true;
+        } else if (const auto n = number(count); n && *n > 0) {
+            host.slots = *n;
+        } else {
+            return Error::in("hosts",
+                             "bad slot count " + quote(count) + " for host " + quote(host.name) +
+                                 " (host[:N] with N > 0, or host:*)",
+                             input);
+        }
+    }
+    if (!valid_host_name(host.name))
+        return Error::in("hosts", "bad host name " + quote(host.name), input);
+    return host;
+}
+
+// Strips comments: `#` and `//` to the end of the line, `/* ... */` within it.
+std::string_view uncomment(std::string_view line) {
+    for (const std::string_view mark : {"#", "//"})
+        if (const std::size_t at = line.find(mark); at != std::string_view::npos)
+            line = line.substr(0, at);
+    return line;
+}
+
+std::string without_block_comments(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+        if (text.compare(i, 2, "/*") == 0) {
+            const std::size_t end = text.find("*/", i + 2);
+            if (end == std::string_view::npos)
+                break;
+            // Keep the newlines so that line numbers in messages stay right.
+            out.append(std::count(text.begin() + i, text.begin() + end, '\n'), '\n');
+            i = end + 2;
+        } else {
+            out += text[i++];
+        }
+    }
+    return out;
+}
+
+bool is_keyword(std::string_view key, std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), key) != names.end();
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+struct HostfileLine {
+    HostSpec host;
+    bool exclude = false;
+};
+
+Result<HostfileLine> parse_hostfile_line(std::string_view line, std::string_view where) {
+    HostfileLine parsed;
+    std::vector<std::string_view> words;
+    for (std::size_t i = 0; i < line.size();) {
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i])))
+            ++i;
+        std::size_t end = i;
+        while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end])))
+            ++end;
+        if (end > i)
+            words.push_back(line.substr(i, end - i));
+        i = end;
+    }
+    std::string_view name = words.front();
+    if (name.front() == '^') {
+        parsed.exclude = true;
+        name.remove_prefix(1);
+    }
+    if (const std::size_t at = name.find('@'); at != std::string_view::npos)
+        name = name.substr(at + 1);  // user@host: the user is the launcher's business
+    if (!valid_host_name(name))
+        return Error::in("hostfile", std::string(where) + ": bad host name " + quote(name), line);
+    parsed.host.name = std::string(name);
+    for (std::size_t w = 1; w < words.size(); ++w) {
+        const std::size_t equals = words[w].find('=');
+        const std::string key = lower(words[w].substr(0, equals));
+        const auto parsed_value =
+            equals == std::string_view::npos ? std::nullopt : number(words[w].substr(equals + 1));
+        const unsigned value = parsed_value.value_or(0);
+        const bool slots = is_keyword(key, {"slots", "cpu", "count"});
+        const bool max = is_keyword(key, {"max_slots", "slots_max", "max-slots", "slots-max",
+                                          "cpu_max", "max_cpu", "count_max", "max_count"});
+        if (is_keyword(key, {"port", "username", "user"}))
+            continue;
+        if (!slots && !max)
+            return Error::in("hostfile",
+                             std::string(where) + ": unknown keyword " + quote(words[w]) +
+                                 " (slots=N, max_slots=M, port=, username=)",
+                             line);
+        if (!parsed_value || (slots && value == 0))
+            return Error::in(
+                "hostfile",
+                std::string(where) + ": " + key + " needs a number, not " + quote(words[w]), line);
+        if (slots && parsed.host.slots)
+            return Error::in("hostfile", std::string(where) + ": slots given twice", line);
+        if (slots)
+            parsed.host.slots = value;
+        else
+            parsed.host.max_slots = value;
+    }
+    if (parsed.host.max_slots > 0 && parsed.host.slots &&
+        *parsed.host.slots > parsed.host.max_slots)
+        return Error::in("hostfile",
+                         std::string(where) + ": slots=" + std::to_string(*parsed.host.slots) +
+                             " exceeds max_slots=" + std::to_string(parsed.host.max_slots),
+                         line);
+    if (parsed.host.max_slots > 0 && !parsed.host.slots)
+        parsed.host.slots = parsed.host.max_slots;  // PRRTE: slots default to the cap
+    return parsed;
+}
+
+unsigned cpu_count(const Topology& topology, CpuUnit cpus) {
+    const unsigned n = cpus == CpuUnit::kHwthread ? topology.npus() : topology.ncores();
+    return std::max(n, 1u);
+}
+
+}  // namespace
+
+Result<std::vector<HostSpec>> parse_hosts(std::string_view text) {
+    std::vector<HostSpec> hosts;
+    if (trim(text).empty())
+        return Error::in("hosts", "empty host list", text);
+    for (std::size_t start = 0; start <= text.size();) {
+        const std::size_t comma = text.find(',', start);
+        const std::string_view token =
+            text.substr(start, comma == std::string_view::npos ? comma : comma - start);
+        auto host = parse_host_token(token, text);
+        if (!host)
+            return host.error();
+        add_host(hosts, std::move(*host));
+        if (comma == std::string_view::npos)
+            break;
+        start = comma + 1;
+    }
+    return hosts;
+}
+
+Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, std::string_view path) {
+    const std::string clean = without_block_comments(text);
+    std::vector<HostSpec> hosts;
+    std::vector<std::string> excluded;
+    std::size_t line_number = 0;
+    for (std::size_t start = 0; start < clean.size();) {
+        const std::size_t end = std::min(clean.find('\n', start), clean.size());
+        const std::string_view line =
+            trim(uncomment(std::string_view(clean).substr(start, end - start)));
+        start = end + 1;
+        ++line_number;
+        if (line.empty())
+            continue;
+        const std::string where = std::string(path) + ":" + std::to_string(line_number);
+        auto parsed = parse_hostfile_line(line, where);
+        if (!parsed)
+            return parsed.error();
+        if (parsed->exclude)
+            excluded.push_back(parsed->host.name);
+        else
+            add_host(hosts, std::move(parsed->host));
+    }
+    std::erase_if(hosts, [&](const HostSpec& h) {
+        return std::find(excluded.begin(), excluded.end(), h.name) != excluded.end();
+    });
+    if (hosts.empty())
+        return Error::in("hostfile", "no hosts", path);
+    return hosts;
+}
+
+std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& topology,
+                             CpuUnit cpus, std::string_view local_name) {
+    std::vector<Node> nodes;
+    nodes.reserve(hosts.size());
+    for (const HostSpec& host : hosts) {
+        Node node{host.name,
+                  host.slots.value_or(1),
+                  host.max_slots,
+                  host.slots.has_value(),
+                  !local_name.empty() && host.name == local_name,
+                  topology};
+        if (host.all_cpus && !host.slots) {
+            node.slots = cpu_count(topology, cpus);
+            node.slots_given = true;
+        }
+        nodes.push_back(std::move(node));
+    }
+    return nodes;
+}
+
+Node local_node(const Topology& topology, std::string_view name, CpuUnit cpus) {
+    return Node{std::string(name), cpu_count(topology, cpus), 0, false, true, topology};
+}
+
+}  // namespace gantry

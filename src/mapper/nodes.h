@@ -1,0 +1,53 @@
+// The node pool a job is mapped onto: from `-H host[:slots],...`, a PRRTE
+// hostfile, or this machine alone; every node carries its topology (its own,
+// or a simulated one given with --topology).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mapper/policy.h"
+#include "topo/topology.h"
+#include "util/error.h"
+
+namespace gantry {
+
+struct Node {
+    std::string name;
+    unsigned slots = 1;      // tasks it may take without oversubscribing
+    unsigned max_slots = 0;  // hard cap even when oversubscribing; 0: none
+    bool slots_given = false;
+    bool local = false;  // the node the launcher runs on (NOLOCAL avoids it)
+    Topology topology;
+};
+
+// One host as a user named it, before topologies are known.
+struct HostSpec {
+    std::string name;
+    std::optional<unsigned> slots;  // nullopt: the default (1, or the CPU count for "*")
+    unsigned max_slots = 0;
+    bool all_cpus = false;  // host:* / host:auto: one slot per CPU
+    friend bool operator==(const HostSpec&, const HostSpec&) = default;
+};
+
+// `-H a,b:4,a,c:*`: a repeated name adds its slots (a bare name counts 1).
+Result<std::vector<HostSpec>> parse_hosts(std::string_view text);
+
+// PRRTE's hostfile: one host per line, `host slots=N max_slots=M`, `user@host`,
+// `#` and `//` comments, `^host` to exclude a host named elsewhere.
+// `path` only names the file in error messages.
+Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, std::string_view path);
+
+// Gives every host `topology`; hosts named `local_name` are local. A host
+// with default slots and all_cpus gets one slot per CPU (core, or PU with
+// hwthread CPUs).
+std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& topology,
+                             CpuUnit cpus = CpuUnit::kCore, std::string_view local_name = "");
+
+// This machine alone, one slot per CPU: what a job gets with no hosts at all.
+Node local_node(const Topology& topology, std::string_view name, CpuUnit cpus = CpuUnit::kCore);
+
+}  // namespace gantry

@@ -1,0 +1,105 @@
+// The node pool: -H, hostfiles, slot rules.
+#include "mapper/nodes.h"
+
+#include <gtest/gtest.h>
+
+namespace gantry {
+namespace {
+
+std::string describe(const std::vector<HostSpec>& hosts) {
+    std::string out;
+    for (const HostSpec& h : hosts) {
+        out += h.name + "=" + (h.slots ? std::to_string(*h.slots) : "-");
+        if (h.max_slots)
+            out += "/" + std::to_string(h.max_slots);
+        if (h.all_cpus)
+            out += "*";
+        out += " ";
+    }
+    return out;
+}
+
+TEST(Hosts, SlotRules) {
+    struct Case {
+        std::string_view text;
+        std::string_view hosts;
+    };
+    constexpr Case kCases[] = {
+        {"node0", "node0=- "}, {"node0:8,node1:4", "node0=8 node1=4 "},
+        {"a,a,b", "a=2 b=- "}, {"a:2,a:3", "a=5 "},
+        {"a:*", "a=-* "},      {"a:auto", "a=-* "},
+    };
+    for (const auto& c : kCases) {
+        auto hosts = parse_hosts(c.text);
+        ASSERT_TRUE(hosts.ok()) << hosts.error().str();
+        EXPECT_EQ(describe(*hosts), c.hosts) << c.text;
+    }
+}
+
+TEST(Hosts, BadListsAreOneLineErrors) {
+    EXPECT_EQ(parse_hosts("").error().str(), "hosts: empty host list in \"\"");
+    EXPECT_EQ(parse_hosts("a:0").error().str(),
+              "hosts: bad slot count \"0\" for host \"a\" (host[:N] with N > 0, or host:*) in "
+              "\"a:0\"");
+    EXPECT_EQ(parse_hosts("a,,b").error().str(), "hosts: bad host name \"\" in \"a,,b\"");
+    EXPECT_EQ(parse_hosts("a:x").error().str().substr(0, 25), "hosts: bad slot count \"x\"");
+    EXPECT_EQ(parse_hosts("a b").error().str(), "hosts: bad host name \"a b\" in \"a b\"");
+}
+
+TEST(Hostfile, PrrteSyntax) {
+    const auto hosts = parse_hostfile(
+        "# cluster\n"
+        "node01 slots=10\n"
+        "node13 slots=5 max_slots=8   // comment\n"
+        "node15\n"
+        "user@node16 max-slots=3\n"
+        "/* a block\n comment */ node17 cpu=2\n"
+        "node15\n"
+        "gone slots=4\n"
+        "^gone\n",
+        "hf");
+    ASSERT_TRUE(hosts.ok()) << hosts.error().str();
+    EXPECT_EQ(describe(*hosts), "node01=10 node13=5/8 node15=2 node16=3/3 node17=2 ");
+}
+
+TEST(Hostfile, BadLinesNameTheLine) {
+    struct Case {
+        std::string_view text;
+        std::string_view error;
+    };
+    constexpr Case kCases[] = {
+        {"a slots=x\n", "hostfile: hf:1: slots needs a number, not \"slots=x\" in \"a slots=x\""},
+        {"\na slots=0\n", "hostfile: hf:2: slots needs a number, not \"slots=0\""},
+        {"a slots=2 slots=3\n", "hostfile: hf:1: slots given twice"},
+        {"a color=red\n", "hostfile: hf:1: unknown keyword \"color=red\""},
+        {"a slots=9 max_slots=4\n", "hostfile: hf:1: slots=9 exceeds max_slots=4"},
+        {"# nothing\n", "hostfile: no hosts in \"hf\""},
+        {"b@@ slots=1\n", "hostfile: hf:1: bad host name \"@\""},
+    };
+    for (const auto& c : kCases) {
+        auto hosts = parse_hostfile(c.text, "hf");
+        ASSERT_FALSE(hosts.ok()) << c.text;
+        EXPECT_EQ(hosts.error().str().substr(0, c.error.size()), c.error);
+    }
+}
+
+TEST(Nodes, TopologyAndSlots) {
+    const auto topo = Topology::from_synthetic("package:2 core:4 pu:2");
+    ASSERT_TRUE(topo.ok());
+    const auto hosts = parse_hosts("n0,n1:3,n2:*");
+    const auto nodes = make_nodes(*hosts, *topo, CpuUnit::kCore, "n1");
+    ASSERT_EQ(nodes.size(), 3u);
+    EXPECT_EQ(nodes[0].slots, 1u);
+    EXPECT_FALSE(nodes[0].slots_given);
+    EXPECT_EQ(nodes[1].slots, 3u);
+    EXPECT_TRUE(nodes[1].local);
+    EXPECT_EQ(nodes[2].slots, 8u);
+    EXPECT_EQ(make_nodes(*hosts, *topo, CpuUnit::kHwthread)[2].slots, 16u);
+    EXPECT_EQ(nodes[2].topology.ncores(), 8u);
+    const Node here = local_node(*topo, "me");
+    EXPECT_EQ(here.slots, 8u);
+    EXPECT_TRUE(here.local);
+}
+
+}  // namespace
+}  // namespace gantry
