@@ -14,7 +14,6 @@ std::string app_prefix(std::size_t app, std::size_t napps) {
     return napps > 1 ? "app " + std::to_string(app) + ": " : "";
 }
 
-
 // PRRTE decides its default mapping before it counts the job's tasks, so its
 // "np <= 2 maps by core" test always holds: the default is core (hwthread
 // when hwthreads are the CPUs), unless PE=n or a binding says otherwise. The

@@ -1,0 +1,83 @@
+// Binding: which CPUs a placed task is restricted to, and which CPUs it
+// claims from its node. As in PRRTE, each bound task claims one CPU (PE=n:
+// n CPUs), the first free one of its binding object; its cpuset is that
+// whole object as it was free when its app started, so a later app's package
+// or NUMA binding leaves out the cores earlier apps took.
+#include <algorithm>
+
+#include "mapper/placement.h"
+
+namespace gantry::placement {
+namespace {
+
+// The free CPUs inside `object`, first to last, at most `wanted` of them.
+std::vector<IdSet> free_cpus(const Topology& topology, const IdSet& free_pus, const IdSet& object,
+                             CpuUnit unit, unsigned wanted) {
+    std::vector<IdSet> cpus;
+    const IdSet candidates = free_pus & object;
+    for (auto pu = candidates.first(); pu && cpus.size() < wanted;) {
+        IdSet cpu = cpu_of(topology, *pu, unit);
+        const unsigned last = std::max(*pu, *cpu.last());
+        // A core counts as free only when all its PUs are.
+        if (free_pus.contains(cpu))
+            cpus.push_back(std::move(cpu));
+        pu = candidates.next(last);
+    }
+    return cpus;
+}
+
+// Objects of `type` a task placed in `region` may be bound to: those inside
+// the region, or, when the level is coarser than the region, the one
+// holding it.
+std::vector<unsigned> binding_candidates(const Topology& topology, ObjectType type,
+                                         const IdSet& region) {
+    std::vector<unsigned> inside = topology.objects_within(type, region);
+    if (inside.empty() && region.first())
+        if (const auto holder = topology.object_of(type, *region.first()))
+            inside.push_back(*holder);
+    return inside;
+}
+
+}  // namespace
+
+IdSet cpu_of(const Topology& topology, unsigned pu, CpuUnit unit) {
+    if (unit == CpuUnit::kCore)
+        if (const auto core = topology.object_of(ObjectType::kCore, pu))
+            return topology.object(ObjectType::kCore, *core).pus;
+    return IdSet{pu};
+}
+
+std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, const IdSet& region,
+                               const BindRequest& request) {
+    const auto level = bound_object(request.to);
+    if (!level)
+        return Binding{};
+    // Binding to a hwthread while cores are the CPUs still claims the core.
+    const CpuUnit unit = request.unit;
+    const unsigned pes = std::max(request.pes, 1u);
+    const auto candidates = binding_candidates(topology, *level, region);
+    for (const unsigned index : candidates) {
+        const IdSet& object = topology.object(*level, index).pus;
+        auto cpus = free_cpus(topology, free_pus, object & region, unit, pes);
+        if (cpus.size() < pes)
+            continue;
+        Binding binding;
+        for (const IdSet& cpu : cpus)
+            binding.claimed |= cpu;
+        if (pes > 1)
+            binding.cpus = binding.claimed;
+        else if (request.to == BindTo::kHwthread)
+            binding.cpus = IdSet{*cpus.front().first()};
+        else
+            binding.cpus = request.snapshot ? object & *request.snapshot : object;
+        if (binding.cpus.empty())
+            binding.cpus = object;
+        return binding;
+    }
+    if (!request.overload || candidates.empty())
+        return std::nullopt;
+    // Overload allowed: share the first object without claiming anything.
+    return Binding{topology.object(*level, candidates.front()).pus, IdSet{}};
+}
+
+}  // namespace gantry::placement

@@ -1,0 +1,146 @@
+#include "mapper/display.h"
+
+#include <algorithm>
+
+namespace gantry {
+namespace {
+
+std::string mapping_text(const MapPolicy& map, bool oversubscribe) {
+    std::string text = mapping_name(map);
+    text += oversubscribe ? ":OVERSUBSCRIBE" : ":NOOVERSUBSCRIBE";
+    if (map.nolocal)
+        text += ":NOLOCAL";
+    if (map.span)
+        text += ":SPAN";
+    if (map.ordered)
+        text += ":ORDERED";
+    return text;
+}
+
+std::string binding_text(const BindPolicy& bind) {
+    std::string text = binding_name(bind.to);
+    if (bind.if_supported)
+        text += ":IF-SUPPORTED";
+    if (bind.overload.value_or(false))
+        text += ":OVERLOAD-ALLOWED";
+    return text;
+}
+
+std::string mapper_name(const MapPolicy& map) {
+    switch (map.by) {
+        case MapBy::kPpr:
+            return "ppr";
+        case MapBy::kSeq:
+            return "seq";
+        case MapBy::kRankfile:
+            return "rank_file";
+        default:
+            return "round_robin";
+    }
+}
+
+std::string ppr_text(const MapPolicy& map) {
+    if (map.by != MapBy::kPpr)
+        return "N/A";
+    std::string level = map.ppr_level == MapBy::kDevice ? "device=" + map.device
+                        : map.ppr_level == MapBy::kNode
+                            ? "node"
+                            : std::string(to_string(*mapped_object(map)));
+    return std::to_string(map.ppr_count) + ":" + level;
+}
+
+std::string policy_lines(const JobMap& map) {
+    const JobPolicy& policy = map.policy;
+    std::string out;
+    if (!policy.per_app) {
+        const AppPolicy& app = policy.apps.front();
+        out += "    Mapping policy: " + mapping_text(app.map, policy.oversubscribe) +
+               "  Ranking policy: " + ranking_name(app.rank.by) +
+               " Binding policy: " + binding_text(app.bind) + "\n";
+    } else {
+        for (std::size_t k = 0; k < policy.apps.size(); ++k) {
+            const AppPolicy& app = policy.apps[k];
+            out += "    App " + std::to_string(k) + ": Mapper: " + mapper_name(app.map) +
+                   "  Mapping policy: " + mapping_text(app.map, policy.oversubscribe) +
+                   "  Ranking policy: " + ranking_name(app.rank.by) +
+                   "  Binding policy: " + binding_text(app.bind) + "\n";
+        }
+    }
+    // The job's cpu set, ppr and PEs; per-app values are on the lines above.
+    const AppPolicy& first = policy.apps.front();
+    const bool job_level = !policy.per_app;
+    const std::string cpu_set =
+        job_level && first.map.by == MapBy::kPeList ? first.map.pe_list.str() : "N/A";
+    const std::string pes = job_level && first.map.pes > 0 ? std::to_string(first.map.pes) : "N/A";
+    out += "    Cpu set: " + cpu_set + "  PPR: " + (job_level ? ppr_text(first.map) : "N/A") +
+           "  Cpus-per-rank: " + pes +
+           "  Cpu Type: " + (first.cpus == CpuUnit::kHwthread ? "HWT" : "CORE") + "\n";
+    return out;
+}
+
+std::string device_text(const Topology& topology, const std::vector<unsigned>& gpus) {
+    std::string out;
+    for (const unsigned g : gpus)
+        out += (out.empty() ? " Device: " : ",") + topology.gpus()[g].name;
+    return out;
+}
+
+}  // namespace
+
+std::string bound_text(const Topology& topology, const IdSet& cpus, CpuUnit unit) {
+    if (cpus.empty())
+        return "N/A";
+    std::string out;
+    for (const TopoObject& package : topology.objects(ObjectType::kPackage)) {
+        const IdSet inside = cpus & package.pus;
+        if (inside.empty())
+            continue;
+        IdSet units;
+        if (unit == CpuUnit::kHwthread) {
+            units = inside;
+        } else {
+            for (const IdSet::Id pu : inside)
+                if (const auto core = topology.object_of(ObjectType::kCore, pu))
+                    units.insert(*core);
+        }
+        out += (out.empty() ? "" : " ") + std::string("package[") +
+               std::to_string(package.logical) + "][" +
+               (unit == CpuUnit::kHwthread ? "hwt:L" : "core:L") + units.str() + "]";
+    }
+    return out.empty() ? "N/A" : out;
+}
+
+std::string display_map(const JobMap& map, const DisplayOptions& options) {
+    std::string out = "\n========================   JOB MAP   ========================\n";
+    out += "Data for JOB " + options.job_id + " offset 0 Total slots allocated " +
+           std::to_string(map.total_slots()) + "\n";
+    out += policy_lines(map);
+    out += "\n";
+    std::vector<std::vector<const Task*>> by_node(map.nodes.size());
+    for (const Task& task : map.tasks)
+        by_node[task.node].push_back(&task);
+    for (std::size_t n = 0; n < map.nodes.size(); ++n) {
+        if (by_node[n].empty())
+            continue;
+        const Node& node = map.nodes[n];
+        out += "\nData for node: " + node.name + "\tNum slots: " + std::to_string(node.slots) +
+               "\tMax slots: " + std::to_string(node.max_slots) +
+               "\tNum procs: " + std::to_string(by_node[n].size()) + "\n";
+        for (const Task* task : by_node[n]) {
+            const CpuUnit unit = map.policy.apps[task->app].cpus;
+            out += "        Process jobid: " + options.job_id +
+                   " App: " + std::to_string(task->app) +
+                   " Process rank: " + std::to_string(task->rank) +
+                   " Bound: " + bound_text(node.topology, task->cpus, unit) +
+                   device_text(node.topology, task->gpus) + "\n";
+        }
+    }
+    if (options.dry_run)
+        out +=
+            "\nWarning: This map has been generated without launching anything (dry run);\n"
+            "the nodes were given the topologies they were told to have.\n";
+    out += "\n=============================================================\n";
+    return out;
+}
+
+}  // namespace gantry

@@ -1,0 +1,54 @@
+// Mapping a job: place every task of every app on a node (and an object of
+// it), number the tasks in one pass app after app, and bind them. The result
+// is a JobMap value, from which come the --display map text, the task map
+// and the launch plan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/idset.h"
+#include "mapper/nodes.h"
+#include "mapper/policy.h"
+#include "util/error.h"
+
+namespace gantry {
+
+struct AppRequest {
+    unsigned nprocs = 0;    // 0: as many as the policy derives (one per slot, ppr...)
+    Directives directives;  // this app's own; app 0's are the job's (JobRequest)
+    std::string command;    // for messages: "./a.out"
+};
+
+struct JobRequest {
+    Directives directives;  // the first segment's: the job's, and app 0's
+    std::vector<AppRequest> apps;
+};
+
+struct Task {
+    std::uint32_t rank = 0;
+    std::uint32_t app = 0;
+    std::uint32_t app_rank = 0;    // rank among its app's tasks
+    std::uint32_t node = 0;        // index into JobMap::nodes
+    std::uint32_t local_rank = 0;  // among the job's tasks on its node, by rank
+    std::uint32_t node_rank = 0;   // among all tasks on its node (one job: = local_rank)
+    IdSet cpus;                    // bound PUs, logical indices; empty: not bound
+    IdSet cpus_os;                 // the same PUs, OS indices
+    std::vector<unsigned> gpus;    // indices into the node topology's gpus()
+    friend bool operator==(const Task&, const Task&) = default;
+};
+
+struct JobMap {
+    std::vector<Node> nodes;
+    JobPolicy policy;  // as applied: a binding dropped on oversubscription shows NONE
+    std::vector<unsigned> app_sizes;
+    std::vector<Task> tasks;  // indexed by rank
+
+    unsigned total_slots() const;
+};
+
+// Maps `request` onto `nodes`. Errors say what does not fit and what to change.
+Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes);
+
+}  // namespace gantry

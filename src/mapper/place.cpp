@@ -1,0 +1,430 @@
+// Placement: which node, and which object of it, each task of one app goes
+// to, in creation order. PRRTE's placers (docs/mapping.md):
+//   slot    fill each node's free slots in node order;
+//   node    balanced blocks: each pass gives every node max(1, left/nodes);
+//   object  per node, sweep its objects one task each, until its free slots
+//           are used (SPAN: one task per node per pass over all nodes);
+//   ppr     N tasks on every object of every node;
+//   pe-list tasks bound to the listed CPUs of each node;
+//   device  one task per GPU (or NDEV GPUs), near its GPU.
+// When the job does not fit in the free slots and may oversubscribe, the
+// rest is spread evenly over the nodes.
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+#include "mapper/placement.h"
+
+namespace gantry::placement {
+namespace {
+
+struct Target {
+    int object;
+    IdSet region;
+    std::vector<unsigned> gpus;
+};
+
+std::string names_of(std::span<const Node> nodes, std::span<const unsigned> which) {
+    std::string out;
+    for (const unsigned n : which)
+        out += (out.empty() ? "" : ", ") + nodes[n].name;
+    return out;
+}
+
+std::string device_spec(const MapPolicy& map) {
+    return "device=" + map.device;
+}
+
+class AppPlacer {
+public:
+    AppPlacer(std::span<const Node> nodes, std::vector<NodeUsage>& usage, AppPolicy& policy,
+              bool oversubscribe, const std::string& label)
+        : nodes_(nodes),
+          usage_(usage),
+          policy_(policy),
+          oversubscribe_(oversubscribe),
+          label_(label) {
+        for (unsigned n = 0; n < nodes.size(); ++n) {
+            snapshot_.push_back(usage[n].free_pus);
+            if (!(policy.map.nolocal && nodes[n].local))
+                eligible_.push_back(n);
+        }
+        cursor_.assign(nodes.size(), 0);
+    }
+
+    Result<std::vector<Placed>> place(unsigned nprocs);
+
+private:
+    unsigned free_slots(unsigned n) const {
+        return nodes_[n].slots > usage_[n].tasks ? nodes_[n].slots - usage_[n].tasks : 0;
+    }
+    // Room under max_slots, the cap even oversubscription respects.
+    unsigned room(unsigned n) const {
+        if (nodes_[n].max_slots == 0)
+            return std::numeric_limits<unsigned>::max();
+        return nodes_[n].max_slots > usage_[n].tasks ? nodes_[n].max_slots - usage_[n].tasks : 0;
+    }
+    unsigned total_free() const {
+        unsigned total = 0;
+        for (const unsigned n : eligible_)
+            total += free_slots(n);
+        return total;
+    }
+
+    bool try_place(unsigned n, const Target& target);
+    unsigned fill_node(unsigned n, unsigned budget);
+    unsigned sweep_objects(unsigned n, unsigned budget);
+    std::vector<Target> object_targets(unsigned n) const;
+
+    Status place_by_slot();
+    Status place_by_node(unsigned nprocs);
+    Status place_by_object();
+    Status place_by_ppr();
+    Status place_on_pe_list();
+    Status place_on_devices();
+    Status spread_rest(const std::function<unsigned(unsigned, unsigned)>& place_on);
+    Status check_slots(unsigned nprocs);
+    Status out_of_room() const;
+
+    std::span<const Node> nodes_;
+    std::vector<NodeUsage>& usage_;
+    AppPolicy& policy_;
+    bool oversubscribe_;
+    const std::string& label_;
+    std::vector<unsigned> eligible_;
+    std::vector<IdSet> snapshot_;
+    std::vector<std::size_t> cursor_;  // per node: the next object of its sweep
+    std::vector<Placed> placed_;
+    unsigned remaining_ = 0;
+};
+
+bool AppPlacer::try_place(unsigned n, const Target& target) {
+    const Node& node = nodes_[n];
+    const BindRequest request{policy_.bind.to, policy_.cpus, std::max(policy_.map.pes, 1u),
+                              policy_.bind.overload.value_or(false), &snapshot_[n]};
+    auto binding = bind_in(node.topology, usage_[n].free_pus, target.region, request);
+    if (!binding) {
+        // A binding nobody asked for never stops a task: it runs unbound.
+        if (policy_.bind_given)
+            return false;
+        binding = Binding{};
+    }
+    usage_[n].free_pus -= binding->claimed;
+    ++usage_[n].tasks;
+    placed_.push_back(Placed{n, target.object, std::move(binding->cpus), target.gpus});
+    --remaining_;
+    return true;
+}
+
+// Node-level placement: up to `budget` tasks on node `n`.
+unsigned AppPlacer::fill_node(unsigned n, unsigned budget) {
+    const Target whole{-1, nodes_[n].topology.all_pus(), {}};
+    unsigned placed = 0;
+    while (placed < budget && remaining_ > 0 && try_place(n, whole))
+        ++placed;
+    return placed;
+}
+
+std::vector<Target> AppPlacer::object_targets(unsigned n) const {
+    std::vector<Target> targets;
+    const Topology& topology = nodes_[n].topology;
+    const auto type = mapped_object(policy_.map);
+    if (!type)
+        return {Target{0, topology.all_pus(), {}}};
+    for (const TopoObject& object : topology.objects(*type))
+        if (!object.pus.empty())
+            targets.push_back(Target{static_cast<int>(object.logical), object.pus, {}});
+    return targets;
+}
+
+// One task per object in turn, from where the node's last sweep stopped;
+// objects without a free CPU are passed over.
+unsigned AppPlacer::sweep_objects(unsigned n, unsigned budget) {
+    const auto targets = object_targets(n);
+    unsigned placed = 0;
+    std::size_t misses = 0;
+    while (placed < budget && remaining_ > 0 && misses < targets.size()) {
+        const Target& target = targets[cursor_[n] % targets.size()];
+        ++cursor_[n];
+        if (try_place(n, target)) {
+            ++placed;
+            misses = 0;
+        } else {
+            ++misses;
+        }
+    }
+    return placed;
+}
+
+Status AppPlacer::out_of_room() const {
+    if (policy_.bind_given && policy_.bind.to != BindTo::kNone)
+        return Error("map", label_ + ": " + std::to_string(remaining_) +
+                                " tasks found no free CPU to bind to on " +
+                                names_of(nodes_, eligible_) +
+                                " (no-available-cpus); add :overload-allowed to --bind-to, "
+                                "bind to a coarser level, or give fewer tasks");
+    return Error("map", label_ + ": " + std::to_string(remaining_) +
+                            " tasks could not be placed on " + names_of(nodes_, eligible_));
+}
+
+// The rest, evenly over the nodes: the first `left % nodes` get one more.
+Status AppPlacer::spread_rest(const std::function<unsigned(unsigned, unsigned)>& place_on) {
+    while (remaining_ > 0) {
+        std::vector<unsigned> open;
+        for (const unsigned n : eligible_)
+            if (room(n) > 0)
+                open.push_back(n);
+        if (open.empty())
+            break;
+        const unsigned base = remaining_ / open.size();
+        const unsigned extra = remaining_ % open.size();
+        unsigned progress = 0;
+        for (std::size_t i = 0; i < open.size() && remaining_ > 0; ++i)
+            progress += place_on(open[i], std::min<unsigned>(base + (i < extra), room(open[i])));
+        if (progress == 0)
+            break;
+    }
+    return remaining_ == 0 ? Status{} : out_of_room();
+}
+
+Status AppPlacer::check_slots(unsigned nprocs) {
+    const unsigned free = total_free();
+    if (nprocs <= free)
+        return {};
+    if (!oversubscribe_)
+        return Error("map",
+                     label_ + ": there are not enough slots available: " + std::to_string(nprocs) +
+                         " tasks do not fit in the " + std::to_string(free) + " free slots of " +
+                         names_of(nodes_, eligible_) +
+                         "; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks");
+    // PRRTE leaves an oversubscribed app unbound unless a binding was asked for.
+    if (!policy_.bind_given)
+        policy_.bind.to = BindTo::kNone;
+    return {};
+}
+
+Status AppPlacer::place_by_slot() {
+    for (const unsigned n : eligible_)
+        fill_node(n, free_slots(n));
+    return spread_rest([this](unsigned n, unsigned budget) { return fill_node(n, budget); });
+}
+
+Status AppPlacer::place_by_node(unsigned nprocs) {
+    if (nprocs <= total_free()) {
+        while (remaining_ > 0) {
+            std::vector<unsigned> open;
+            for (const unsigned n : eligible_)
+                if (free_slots(n) > 0)
+                    open.push_back(n);
+            if (open.empty())
+                break;
+            const unsigned share = std::max(1u, remaining_ / static_cast<unsigned>(open.size()));
+            unsigned progress = 0;
+            for (const unsigned n : open)
+                progress += fill_node(n, std::min(share, free_slots(n)));
+            if (progress == 0)
+                break;
+        }
+    }
+    return spread_rest([this](unsigned n, unsigned budget) { return fill_node(n, budget); });
+}
+
+Status AppPlacer::place_by_object() {
+    if (policy_.map.span) {
+        // The allocation as one node: one task per node per pass.
+        std::vector<unsigned> quota(nodes_.size());
+        for (const unsigned n : eligible_)
+            quota[n] = free_slots(n);
+        for (bool progress = true; progress && remaining_ > 0;) {
+            progress = false;
+            for (const unsigned n : eligible_) {
+                if (quota[n] > 0 && remaining_ > 0 && sweep_objects(n, 1) == 1) {
+                    --quota[n];
+                    progress = true;
+                }
+            }
+        }
+    } else {
+        for (const unsigned n : eligible_)
+            sweep_objects(n, free_slots(n));
+    }
+    return spread_rest([this](unsigned n, unsigned budget) { return sweep_objects(n, budget); });
+}
+
+Status AppPlacer::place_by_ppr() {
+    for (const unsigned n : eligible_) {
+        unsigned budget = oversubscribe_ ? room(n) : free_slots(n);
+        for (const Target& target : object_targets(n)) {
+            for (unsigned k = 0; k < policy_.map.ppr_count && budget > 0 && remaining_ > 0; ++k) {
+                if (!try_place(n, target))
+                    break;
+                --budget;
+            }
+        }
+    }
+    if (remaining_ == 0)
+        return {};
+    return Error("map", label_ + ": ppr:" + std::to_string(policy_.map.ppr_count) + ":" +
+                            std::string(to_string(*mapped_object(policy_.map))) + " places " +
+                            std::to_string(placed_.size()) + " tasks on " +
+                            names_of(nodes_, eligible_) + ", " + std::to_string(remaining_) +
+                            " short; give fewer tasks or more nodes");
+}
+
+Status AppPlacer::place_on_pe_list() {
+    for (const unsigned n : eligible_) {
+        const Topology& topology = nodes_[n].topology;
+        const ObjectType unit =
+            policy_.cpus == CpuUnit::kHwthread ? ObjectType::kPu : ObjectType::kCore;
+        std::vector<IdSet> cpus;
+        IdSet all;
+        for (const IdSet::Id cpu : policy_.map.pe_list) {
+            if (cpu >= topology.count(unit))
+                return Error("map-by", label_ + ": pe-list CPU " + std::to_string(cpu) +
+                                           " does not exist on " + nodes_[n].name + ", which has " +
+                                           std::to_string(topology.count(unit)) + " " +
+                                           std::string(to_string(unit)) + "s");
+            cpus.push_back(topology.object(unit, cpu).pus);
+            all |= cpus.back();
+        }
+        unsigned budget = free_slots(n);
+        for (std::size_t k = 0; budget > 0 && remaining_ > 0; ++k) {
+            if (policy_.map.ordered && k >= cpus.size())
+                break;
+            const IdSet& region = policy_.map.ordered ? cpus[k] : all;
+            if (!try_place(n, Target{-1, region, {}}))
+                break;
+            // Unordered, every task may run on the whole list.
+            if (!placed_.back().cpus.empty() && !policy_.map.ordered)
+                placed_.back().cpus = all;
+            --budget;
+        }
+    }
+    return spread_rest([this](unsigned n, unsigned budget) { return fill_node(n, budget); });
+}
+
+// The node's GPUs in the order tasks take them: PCI order, or, with
+// INTERLEAVE, one from each package in turn.
+std::vector<unsigned> gpu_order(const Topology& topology, const MapPolicy& map) {
+    std::vector<unsigned> order;
+    const auto gpus = topology.gpus();
+    for (unsigned g = 0; g < gpus.size(); ++g)
+        if (map.device == "gpu" || gpus[g].name == map.device || gpus[g].uuid == map.device)
+            order.push_back(g);
+    if (!map.interleave)
+        return order;
+    std::vector<std::vector<unsigned>> by_package(std::max(topology.npackages(), 1u));
+    for (const unsigned g : order) {
+        const auto first = gpus[g].pus.first();
+        const auto package = first ? topology.object_of(ObjectType::kPackage, *first) : 0;
+        by_package[package.value_or(0)].push_back(g);
+    }
+    std::vector<unsigned> interleaved;
+    for (std::size_t round = 0; interleaved.size() < order.size(); ++round)
+        for (const auto& package : by_package)
+            if (round < package.size())
+                interleaved.push_back(package[round]);
+    return interleaved;
+}
+
+Status AppPlacer::place_on_devices() {
+    const MapPolicy& map = policy_.map;
+    const bool ppr = map.by == MapBy::kPpr;
+    const unsigned per_group = ppr ? map.ppr_count : 1;
+    unsigned placeable = 0;
+    std::vector<unsigned> without_gpus;
+    for (const unsigned n : eligible_) {
+        const Topology& topology = nodes_[n].topology;
+        const auto order = gpu_order(topology, map);
+        const unsigned ngroups = static_cast<unsigned>(order.size()) / map.ndev;
+        if (ngroups == 0) {
+            without_gpus.push_back(n);
+            continue;
+        }
+        for (const unsigned g : order)
+            if (topology.gpus()[g].uuid.empty())
+                return Error("map-by", label_ + ": the GPUs of " + nodes_[n].name +
+                                           " carry no vendor UUID (no CUDA, NVML or ROCm data in "
+                                           "its topology), so a task could not be told which GPU "
+                                           "is its own; map by another directive");
+        std::vector<Target> targets;
+        for (unsigned group = 0; group < ngroups; ++group) {
+            Target target{static_cast<int>(group), IdSet{}, {}};
+            for (unsigned d = 0; d < map.ndev; ++d) {
+                const unsigned g = order[group * map.ndev + d];
+                target.gpus.push_back(g);
+                target.region |= topology.gpus()[g].pus;
+            }
+            for (unsigned k = 0; k < per_group; ++k)
+                targets.push_back(target);
+        }
+        const unsigned budget =
+            map.shared ? free_slots(n) : std::min<unsigned>(free_slots(n), targets.size());
+        placeable += budget;
+        for (unsigned k = 0; k < budget && remaining_ > 0; ++k)
+            if (!try_place(n, targets[k % targets.size()]))
+                break;
+    }
+    if (remaining_ == 0)
+        return {};
+    if (without_gpus.size() == eligible_.size())
+        return Error("map-by", label_ + ": " + device_spec(map) + " found no such device on " +
+                                   names_of(nodes_, eligible_) + " (mapping-target-not-found)");
+    return Error("map-by", label_ + ": " + device_spec(map) + " gives each task its own " +
+                               (map.ndev > 1 ? std::to_string(map.ndev) + " GPUs" : "GPU") +
+                               " and " + std::to_string(placed_.size() + remaining_) +
+                               " tasks were asked for (Processes placeable: " +
+                               std::to_string(placeable) + " on " + names_of(nodes_, eligible_) +
+                               "); add :SHARED to share GPUs, or give fewer tasks");
+}
+
+}  // namespace
+
+Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
+    const MapPolicy& map = policy_.map;
+    if (eligible_.empty())
+        return Error("map", label_ + ": no node left to place on (NOLOCAL excludes " +
+                                names_of(nodes_, std::vector<unsigned>{0}) + ")");
+    if (map.by == MapBy::kSeq || map.by == MapBy::kRankfile)
+        return Error("map-by", label_ + ": " +
+                                   std::string(map.by == MapBy::kSeq ? "seq" : "rankfile") +
+                                   " mapping is not supported yet");
+    const bool on_devices =
+        map.by == MapBy::kDevice || (map.by == MapBy::kPpr && map.ppr_level == MapBy::kDevice);
+    if (nprocs == 0) {
+        nprocs = total_free();
+        if (map.by == MapBy::kPpr && !on_devices) {
+            nprocs = 0;
+            for (const unsigned n : eligible_)
+                nprocs += map.ppr_count * static_cast<unsigned>(object_targets(n).size());
+        }
+    }
+    remaining_ = nprocs;
+    if (auto status = check_slots(nprocs); !status)
+        return status.error();
+    Status status;
+    if (on_devices)
+        status = place_on_devices();
+    else if (map.by == MapBy::kSlot)
+        status = place_by_slot();
+    else if (map.by == MapBy::kNode)
+        status = place_by_node(nprocs);
+    else if (map.by == MapBy::kPpr)
+        status = place_by_ppr();
+    else if (map.by == MapBy::kPeList)
+        status = place_on_pe_list();
+    else
+        status = place_by_object();
+    if (!status)
+        return status.error();
+    return std::move(placed_);
+}
+
+Result<std::vector<Placed>> place_app(std::span<const Node> nodes, std::vector<NodeUsage>& usage,
+                                      AppPolicy& policy, unsigned nprocs, bool oversubscribe,
+                                      const std::string& label) {
+    AppPlacer placer(nodes, usage, policy, oversubscribe, label);
+    return placer.place(nprocs);
+}
+
+}  // namespace gantry::placement
