@@ -71,7 +71,7 @@ private:
         return total;
     }
 
-    bool try_place(unsigned n, const Target& target);
+    bool try_place(unsigned n, const Target& target, bool need_cpu = false);
     unsigned fill_node(unsigned n, unsigned budget);
     unsigned sweep_objects(unsigned n, unsigned budget);
     std::vector<Target> object_targets(unsigned n) const;
@@ -98,14 +98,16 @@ private:
     unsigned remaining_ = 0;
 };
 
-bool AppPlacer::try_place(unsigned n, const Target& target) {
+// With `need_cpu`, a target without a free CPU is refused even when the
+// binding was only defaulted, so that object sweeps pass over full objects.
+bool AppPlacer::try_place(unsigned n, const Target& target, bool need_cpu) {
     const Node& node = nodes_[n];
     const BindRequest request{policy_.bind.to, policy_.cpus, std::max(policy_.map.pes, 1u),
                               policy_.bind.overload.value_or(false), &snapshot_[n]};
     auto binding = bind_in(node.topology, usage_[n].free_pus, target.region, request);
     if (!binding) {
         // A binding nobody asked for never stops a task: it runs unbound.
-        if (policy_.bind_given)
+        if (policy_.bind_given || need_cpu)
             return false;
         binding = Binding{};
     }
@@ -138,15 +140,23 @@ std::vector<Target> AppPlacer::object_targets(unsigned n) const {
 }
 
 // One task per object in turn, from where the node's last sweep stopped;
-// objects without a free CPU are passed over.
+// objects without a free CPU are passed over. When none has one left and the
+// binding was only defaulted, the tasks go on unbound.
 unsigned AppPlacer::sweep_objects(unsigned n, unsigned budget) {
     const auto targets = object_targets(n);
     unsigned placed = 0;
     std::size_t misses = 0;
-    while (placed < budget && remaining_ > 0 && misses < targets.size()) {
+    bool need_cpu = true;
+    while (placed < budget && remaining_ > 0) {
+        if (misses == targets.size()) {
+            if (policy_.bind_given || !need_cpu)
+                break;
+            need_cpu = false;
+            misses = 0;
+        }
         const Target& target = targets[cursor_[n] % targets.size()];
         ++cursor_[n];
-        if (try_place(n, target)) {
+        if (try_place(n, target, need_cpu)) {
             ++placed;
             misses = 0;
         } else {
