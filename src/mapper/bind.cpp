@@ -38,6 +38,22 @@ std::vector<unsigned> binding_candidates(const Topology& topology, ObjectType ty
     return inside;
 }
 
+// PE=n: n CPUs together, from one package, never split across two.
+std::optional<Binding> bind_several(const Topology& topology, const IdSet& free_pus,
+                                    const IdSet& region, unsigned pes, CpuUnit unit) {
+    for (const TopoObject& package : topology.objects(ObjectType::kPackage)) {
+        const auto cpus = free_cpus(topology, free_pus, package.pus & region, unit, pes);
+        if (cpus.size() < pes)
+            continue;
+        Binding binding;
+        for (const IdSet& cpu : cpus)
+            binding.claimed |= cpu;
+        binding.cpus = binding.claimed;
+        return binding;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 IdSet cpu_of(const Topology& topology, unsigned pu, CpuUnit unit) {
@@ -55,18 +71,18 @@ std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, 
     // Binding to a hwthread while cores are the CPUs still claims the core.
     const CpuUnit unit = request.unit;
     const unsigned pes = std::max(request.pes, 1u);
+    if (pes > 1)
+        return bind_several(topology, free_pus, region, pes, unit);
     const auto candidates = binding_candidates(topology, *level, region);
     for (const unsigned index : candidates) {
         const IdSet& object = topology.object(*level, index).pus;
-        auto cpus = free_cpus(topology, free_pus, object & region, unit, pes);
-        if (cpus.size() < pes)
+        auto cpus = free_cpus(topology, free_pus, object & region, unit, 1);
+        if (cpus.empty())
             continue;
         Binding binding;
         for (const IdSet& cpu : cpus)
             binding.claimed |= cpu;
-        if (pes > 1)
-            binding.cpus = binding.claimed;
-        else if (request.to == BindTo::kHwthread)
+        if (request.to == BindTo::kHwthread)
             binding.cpus = IdSet{*cpus.front().first()};
         else
             binding.cpus = request.snapshot ? object & *request.snapshot : object;

@@ -399,6 +399,13 @@ Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
         return Error("map-by", label_ + ": " +
                                    std::string(map.by == MapBy::kSeq ? "seq" : "rankfile") +
                                    " mapping is not supported yet");
+    if (const auto type = mapped_object(map); type && map.ppr_level != MapBy::kDevice) {
+        for (const unsigned n : eligible_)
+            if (nodes_[n].topology.count(*type) == 0)
+                return Error("map-by", label_ + ": " + nodes_[n].name + " has no " +
+                                           std::string(to_string(*type)) +
+                                           " to map by (mapping-target-not-found)");
+    }
     const bool on_devices =
         map.by == MapBy::kDevice || (map.by == MapBy::kPpr && map.ppr_level == MapBy::kDevice);
     if (nprocs == 0) {

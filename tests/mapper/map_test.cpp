@@ -1,0 +1,254 @@
+// Placement, ranking and binding on a small synthetic machine, with exact
+// expected maps: they hold without the PRRTE vectors. Each node is
+// "package:2 core:4 pu:2": PUs 0-15, core c = PUs 2c-2c+1, package 1 =
+// cores 4-7 = PUs 8-15, one NUMA node for the machine.
+#include "mapper/map.h"
+
+#include <gtest/gtest.h>
+
+#include "mapper/display.h"
+
+namespace gantry {
+namespace {
+
+const Topology& machine() {
+    static const Topology topology = *Topology::from_synthetic("package:2 core:4 pu:2");
+    return topology;
+}
+
+std::vector<Node> nodes(std::string_view hosts, std::string_view local = "") {
+    return make_nodes(*parse_hosts(hosts), machine(), CpuUnit::kCore, local);
+}
+
+Directives directives(std::string_view map, std::string_view rank = "",
+                      std::string_view bind = "") {
+    Directives d;
+    if (!map.empty())
+        d.map = *parse_map_by(map);
+    if (!rank.empty())
+        d.rank = *parse_rank_by(rank);
+    if (!bind.empty())
+        d.bind = *parse_bind_to(bind);
+    return d;
+}
+
+JobRequest single(unsigned n, std::string_view map, std::string_view rank = "",
+                  std::string_view bind = "") {
+    return JobRequest{directives(map, rank, bind), {AppRequest{n, {}, ""}}};
+}
+
+// "rank:node:PUs" for every task in rank order; "-" when unbound.
+std::string layout(const Result<JobMap>& map) {
+    if (!map)
+        return map.error().str();
+    std::string out;
+    for (const Task& task : map->tasks)
+        out += (out.empty() ? "" : " ") + std::to_string(task.rank) + ":" +
+               map->nodes[task.node].name + ":" + (task.cpus.empty() ? "-" : task.cpus.str());
+    return out;
+}
+
+struct Case {
+    const char* name;
+    JobRequest request;
+    const char* hosts;
+    const char* expected;
+};
+
+TEST(MapJob, SingleAppPolicies) {
+    const Case kCases[] = {
+        {"core, default fill and core binding", single(6, "core"), "n0:4,n1:4",
+         "0:n0:0-1 1:n0:2-3 2:n0:4-5 3:n0:6-7 4:n1:0-1 5:n1:2-3"},
+        {"package sweep, bound to cores, fill", single(8, "package", "fill", "core"), "n0:4,n1:4",
+         "0:n0:0-1 1:n0:2-3 2:n0:8-9 3:n0:10-11 4:n1:0-1 5:n1:2-3 6:n1:8-9 7:n1:10-11"},
+        {"package sweep, rank by slot", single(4, "package", "slot", "core"), "n0:4",
+         "0:n0:0-1 1:n0:8-9 2:n0:2-3 3:n0:10-11"},
+        {"package sweep, rank by node", single(8, "package", "node", "core"), "n0:4,n1:4",
+         "0:n0:0-1 1:n1:0-1 2:n0:8-9 3:n1:8-9 4:n0:2-3 5:n1:2-3 6:n0:10-11 7:n1:10-11"},
+        {"package sweep, rank by span", single(8, "package", "span", "core"), "n0:4,n1:4",
+         "0:n0:0-1 1:n0:8-9 2:n1:0-1 3:n1:8-9 4:n0:2-3 5:n0:10-11 6:n1:2-3 7:n1:10-11"},
+        {"package binding: the whole package", single(2, "package"), "n0:4", "0:n0:0-7 1:n0:8-15"},
+        {"node blocks 3/2, ranked round robin, NUMA (whole machine) binding", single(5, "node"),
+         "n0:4,n1:4", "0:n0:0-15 1:n1:0-15 2:n0:0-15 3:n1:0-15 4:n0:0-15"},
+        {"slot fills node 0 first", single(5, "slot", "", "none"), "n0:4,n1:4",
+         "0:n0:- 1:n0:- 2:n0:- 3:n0:- 4:n1:-"},
+        {"hwthread: one PU each", single(3, "hwthread"), "n0:4", "0:n0:0 1:n0:1 2:n0:2"},
+        {"span: one task per node per pass, ranked as one big node", single(5, "core:span"),
+         "n0:4,n1:4,n2:4", "0:n0:0-1 1:n0:2-3 2:n1:0-1 3:n1:2-3 4:n2:0-1"},
+        {"ppr:1:package", single(0, "ppr:1:package"), "n0:4,n1:4",
+         "0:n0:0-7 1:n0:8-15 2:n1:0-7 3:n1:8-15"},
+        {"pe-list: each task on the whole list", single(2, "pe-list=1-2"), "n0:4",
+         "0:n0:2-5 1:n0:2-5"},
+        {"pe-list ordered: task k on CPU k", single(2, "pe-list=1,3:ordered"), "n0:4",
+         "0:n0:2-3 1:n0:6-7"},
+        {"PE=2: two cores each, never across packages", single(3, "slot:PE=2"), "n0:4",
+         "0:n0:0-3 1:n0:4-7 2:n0:8-11"},
+        {"oversubscribed: the rest spread evenly, defaulted binding dropped",
+         single(10, "core:oversubscribe"), "n0:4,n1:4",
+         "0:n0:- 1:n0:- 2:n0:- 3:n0:- 4:n0:- 5:n1:- 6:n1:- 7:n1:- 8:n1:- 9:n1:-"},
+        {"oversubscribed with a binding asked for keeps it",
+         single(5, "core:oversubscribe", "", "core"), "n0:2,n1:2",
+         "0:n0:0-1 1:n0:2-3 2:n0:4-5 3:n1:0-1 4:n1:2-3"},
+        {"nolocal keeps off the local node", single(2, "core:nolocal"), "n0:4,n1:4",
+         "0:n1:0-1 1:n1:2-3"},
+    };
+    for (const Case& c : kCases) {
+        const bool local = std::string_view(c.name).starts_with("nolocal");
+        EXPECT_EQ(layout(map_job(c.request, nodes(c.hosts, local ? "n0" : ""))), c.expected)
+            << c.name;
+    }
+}
+
+TEST(MapJob, MaxSlotsCapsOversubscription) {
+    const auto hosts = *parse_hostfile("n0 slots=2 max_slots=3\nn1 slots=2\n", "hf");
+    const auto map =
+        map_job(single(7, "core:oversubscribe", "", "none"), make_nodes(hosts, machine()));
+    EXPECT_EQ(layout(map), "0:n0:- 1:n0:- 2:n0:- 3:n1:- 4:n1:- 5:n1:- 6:n1:-");
+}
+
+// The per-app design's warning (15.1): this MPMD job would map differently
+// if app 1's own directives were dropped, so the test catches that loss.
+TEST(MapJob, PerAppDirectivesAreHonoured) {
+    JobRequest request{directives("package"),
+                       {AppRequest{2, {}, "./a"}, AppRequest{2, directives("core"), "./b"}}};
+    const auto map = map_job(request, nodes("n0:8"));
+    // App 1 is mapped by core after app 0 took cores 0 and 4.
+    EXPECT_EQ(layout(map), "0:n0:0-7 1:n0:8-15 2:n0:2-3 3:n0:4-5");
+    request.apps[1].directives = {};
+    EXPECT_EQ(layout(map_job(request, nodes("n0:8"))), "0:n0:0-7 1:n0:8-15 2:n0:2-7 3:n0:10-15");
+    EXPECT_EQ(
+        display_map(*map),
+        "\n"
+        "========================   JOB MAP   ========================\n"
+        "Data for JOB gantry@0 offset 0 Total slots allocated 8\n"
+        "    App 0: Mapper: round_robin  Mapping policy: BYPACKAGE:NOOVERSUBSCRIBE  Ranking "
+        "policy: FILL  Binding policy: PACKAGE:IF-SUPPORTED\n"
+        "    App 1: Mapper: round_robin  Mapping policy: BYCORE:NOOVERSUBSCRIBE  Ranking "
+        "policy: FILL  Binding policy: CORE:IF-SUPPORTED\n"
+        "    Cpu set: N/A  PPR: N/A  Cpus-per-rank: N/A  Cpu Type: CORE\n"
+        "\n"
+        "\n"
+        "Data for node: n0\tNum slots: 8\tMax slots: 0\tNum procs: 4\n"
+        "        Process jobid: gantry@0 App: 0 Process rank: 0 Bound: package[0][core:L0-3]\n"
+        "        Process jobid: gantry@0 App: 0 Process rank: 1 Bound: package[1][core:L4-7]\n"
+        "        Process jobid: gantry@0 App: 1 Process rank: 2 Bound: package[0][core:L1]\n"
+        "        Process jobid: gantry@0 App: 1 Process rank: 3 Bound: package[0][core:L2]\n"
+        "\n"
+        "=============================================================\n");
+}
+
+// Each placer maps one app of a two-app job; the other app keeps its own.
+TEST(MapJob, EachPlacerMapsOneAppOfTwo) {
+    const struct {
+        const char* app1;
+        const char* expected;
+    } kCases[] = {
+        // NUMA binding leaves out the cores app 0 took (PRRTE golden perapp.*.node-slot).
+        {"node", "0:n0:0-1 1:n0:2-3 2:n0:4-15 3:n1:0-15"},
+        {"slot", "0:n0:0-1 1:n0:2-3 2:n0:4-15 3:n0:4-15"},
+        {"ppr:1:package", "0:n0:0-1 1:n0:2-3 2:n0:4-7 3:n0:8-15"},
+        {"numa", "0:n0:0-1 1:n0:2-3 2:n0:4-15 3:n0:4-15"},
+    };
+    for (const auto& c : kCases) {
+        const JobRequest request{directives("core"),
+                                 {AppRequest{2, {}, ""}, AppRequest{2, directives(c.app1), ""}}};
+        EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))), c.expected) << c.app1;
+    }
+}
+
+TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
+    const JobRequest request{directives("node"),
+                             {AppRequest{3, {}, ""}, AppRequest{2, directives("slot"), ""}}};
+    const auto map = map_job(request, nodes("n0:4,n1:4"));
+    ASSERT_TRUE(map.ok()) << map.error().str();
+    ASSERT_EQ(map->tasks.size(), 5u);
+    EXPECT_EQ(map->app_sizes, (std::vector<unsigned>{3, 2}));
+    const std::uint32_t expected[][5] = {// rank, app, app rank, node, local rank
+                                         {0, 0, 0, 0, 0},
+                                         {1, 0, 1, 1, 0},
+                                         {2, 0, 2, 0, 1},
+                                         {3, 1, 0, 0, 2},
+                                         {4, 1, 1, 0, 3}};
+    for (std::size_t i = 0; i < 5; ++i) {
+        const Task& t = map->tasks[i];
+        EXPECT_EQ((std::vector<std::uint32_t>{t.rank, t.app, t.app_rank, t.node, t.local_rank}),
+                  (std::vector<std::uint32_t>(std::begin(expected[i]), std::end(expected[i]))))
+            << i;
+    }
+    EXPECT_EQ(map->tasks[0].cpus_os.str(), map->tasks[0].cpus.str());  // synthetic: same numbers
+}
+
+TEST(MapJob, ErrorsSayWhatDoesNotFit) {
+    const struct {
+        JobRequest request;
+        const char* hosts;
+        const char* error;
+    } kCases[] = {
+        {single(9, "core"), "n0:4,n1:4",
+         "map: job: there are not enough slots available: 9 tasks do not fit in the 8 free slots "
+         "of n0, n1; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks"},
+        {JobRequest{directives("core"), {AppRequest{3, {}, "./a"}, AppRequest{6, {}, "./b"}}},
+         "n0:4,n1:4",
+         "map: app 1 (-n 6 ./b): there are not enough slots available: 6 tasks do not fit in "
+         "the 5 free slots of n0, n1; add :OVERSUBSCRIBE to the job's --map-by or give fewer "
+         "tasks"},
+        {single(2, "l3cache"), "n0:4",
+         "map-by: job: n0 has no l3cache to map by (mapping-target-not-found)"},
+        {single(2, "device=gpu"), "n0:4",
+         "map-by: job: device=gpu found no such device on n0 (mapping-target-not-found)"},
+        {single(2, "pe-list=9"), "n0:4",
+         "map-by: job: pe-list CPU 9 does not exist on n0, which has 8 cores"},
+        {single(5, "core", "", "package:no-overload"), "n0:8",
+         "bind-to: the binding PACKAGE lies above the mapping object BYCORE (bind-upwards); bind "
+         "to core or a finer level, or map by a coarser object"},
+        {single(5, "slot:oversubscribe", "", "core"), "n0:9",
+         "map: job: 1 tasks found no free CPU to bind to on n0 (no-available-cpus); add "
+         ":overload-allowed to --bind-to, bind to a coarser level, or give fewer tasks"},
+        {single(2, "seq"), "n0:4", "map-by: job: seq mapping is not supported yet"},
+    };
+    for (const auto& c : kCases) {
+        JobRequest request = c.request;
+        if (std::string_view(c.error).find("no-available-cpus") != std::string_view::npos)
+            request.apps[0].nprocs = 9;
+        EXPECT_EQ(layout(map_job(request, nodes(c.hosts))), c.error);
+    }
+}
+
+TEST(MapJob, OverloadAllowedSharesCpus) {
+    const auto map = map_job(single(9, "slot", "", "core:overload-allowed"), nodes("n0:9"));
+    ASSERT_TRUE(map.ok()) << map.error().str();
+    EXPECT_EQ(map->tasks[8].cpus.str(), "0-1");
+}
+
+TEST(Display, BoundTextSplitsPerPackage) {
+    EXPECT_EQ(bound_text(machine(), IdSet{}, CpuUnit::kCore), "N/A");
+    EXPECT_EQ(bound_text(machine(), IdSet::range(6, 9), CpuUnit::kCore),
+              "package[0][core:L3] package[1][core:L4]");
+    EXPECT_EQ(bound_text(machine(), IdSet{3}, CpuUnit::kHwthread), "package[0][hwt:L3]");
+}
+
+TEST(Display, JobLevelHeaderAndDryRunWarning) {
+    const auto map =
+        map_job(single(2, "ppr:1:package:oversubscribe", "", "package"), nodes("n0:2"));
+    ASSERT_TRUE(map.ok()) << map.error().str();
+    EXPECT_EQ(display_map(*map, {"job-7", true}),
+              "\n"
+              "========================   JOB MAP   ========================\n"
+              "Data for JOB job-7 offset 0 Total slots allocated 2\n"
+              "    Mapping policy: BYPACKAGE:OVERSUBSCRIBE  Ranking policy: SLOT Binding policy: "
+              "PACKAGE\n"
+              "    Cpu set: N/A  PPR: 1:package  Cpus-per-rank: N/A  Cpu Type: CORE\n"
+              "\n"
+              "\n"
+              "Data for node: n0\tNum slots: 2\tMax slots: 0\tNum procs: 2\n"
+              "        Process jobid: job-7 App: 0 Process rank: 0 Bound: package[0][core:L0-3]\n"
+              "        Process jobid: job-7 App: 0 Process rank: 1 Bound: package[1][core:L4-7]\n"
+              "\n"
+              "Warning: This map has been generated without launching anything (dry run);\n"
+              "the nodes were given the topologies they were told to have.\n"
+              "\n"
+              "=============================================================\n");
+}
+
+}  // namespace
+}  // namespace gantry
