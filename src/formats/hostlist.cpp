@@ -260,7 +260,7 @@ private:
         std::size_t width = 0;
         while (true) {
             const std::size_t element = pos_;
-            auto lo = parse_id();
+            auto lo = parse_id(open);
             if (!lo)
                 return lo.error();
             if (ranges.empty())
@@ -268,7 +268,7 @@ private:
             std::uint64_t hi = *lo;
             if (pos_ < text_.size() && text_[pos_] == '-') {
                 ++pos_;
-                auto upper = parse_id();
+                auto upper = parse_id(open);
                 if (!upper)
                     return upper.error();
                 hi = *upper;
@@ -292,13 +292,13 @@ private:
         }
     }
 
-    Result<std::uint64_t> parse_id() {
+    Result<std::uint64_t> parse_id(std::size_t open) {
         const std::size_t start = pos_;
         while (pos_ < text_.size() && is_digit(text_[pos_]))
             ++pos_;
         if (pos_ == start) {
             if (pos_ == text_.size())
-                return error("'[' without ']'", start);
+                return error("'[' without ']'", open);
             if (text_[pos_] == ',' || text_[pos_] == ']')
                 return error("empty id in brackets", start);
             return error("expected an id, found " + quote(text_.substr(pos_, 1)), start);

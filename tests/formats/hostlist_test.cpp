@@ -104,7 +104,7 @@ struct BadCase {
 constexpr BadCase kBad[] = {
     {"[]", "hostlist: empty id in brackets at offset 1 in \"[]\""},
     {"foo[]", "hostlist: empty id in brackets at offset 4 in \"foo[]\""},
-    {"foo[", "hostlist: '[' without ']' at offset 4 in \"foo[\""},
+    {"foo[", "hostlist: '[' without ']' at offset 3 in \"foo[\""},
     {"foo[1,3", "hostlist: '[' without ']' at offset 3 in \"foo[1,3\""},
     {"foo[1-3", "hostlist: '[' without ']' at offset 3 in \"foo[1-3\""},
     {"foo[[1,3]", "hostlist: expected an id, found \"[\" at offset 4 in \"foo[[1,3]\""},
