@@ -3,6 +3,10 @@
 // one pass, app after app, each app's ranks contiguous.
 #include "mapper/map.h"
 
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
 #include "mapper/placement.h"
 
 namespace gantry {
@@ -28,6 +32,42 @@ void number_within_nodes(JobMap& map) {
         task.local_rank = next[task.node]++;
         task.node_rank = task.local_rank;
     }
+}
+
+Result<std::string> read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Error::in("map-by", "cannot read the file", path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// seq and rankfile take their tasks from a file; the others from a policy.
+Result<std::vector<placement::Placed>> place(const JobMap& map,
+                                             std::vector<placement::NodeUsage>& usage,
+                                             AppPolicy& policy, const AppRequest& app,
+                                             unsigned first_rank, const std::string& label) {
+    const MapBy by = policy.map.by;
+    if (by != MapBy::kSeq && by != MapBy::kRankfile)
+        return placement::place_app(map.nodes, usage, policy, app.nprocs, map.policy.oversubscribe,
+                                    label);
+    if (policy.map.file.empty())
+        return Error("map-by", label + ": seq needs its file: seq:FILE=path");
+    auto text = read_text(policy.map.file);
+    if (!text)
+        return text.error();
+    if (by == MapBy::kSeq) {
+        auto lines = parse_seq_file(*text, policy.map.file);
+        if (!lines)
+            return lines.error();
+        return placement::place_sequential(map.nodes, usage, policy, app.nprocs, *lines, label);
+    }
+    auto lines = parse_rankfile(*text, policy.map.file);
+    if (!lines)
+        return lines.error();
+    return placement::place_by_rankfile(map.nodes, usage, policy, app.nprocs, first_rank, *lines,
+                                        label);
 }
 
 }  // namespace
@@ -63,13 +103,16 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
 
     for (std::size_t k = 0; k < request.apps.size(); ++k) {
         AppPolicy& app_policy = map.policy.apps[k];
-        auto placed = placement::place_app(map.nodes, usage, app_policy, request.apps[k].nprocs,
-                                           map.policy.oversubscribe,
-                                           app_label(request.apps[k], k, request.apps.size()));
+        const auto first_rank = static_cast<std::uint32_t>(map.tasks.size());
+        auto placed = place(map, usage, app_policy, request.apps[k], first_rank,
+                            app_label(request.apps[k], k, request.apps.size()));
         if (!placed)
             return placed.error();
-        const auto order = placement::ranking_order(*placed, app_policy.rank.by);
-        const auto first_rank = static_cast<std::uint32_t>(map.tasks.size());
+        // seq and rankfile number their own tasks, in file order.
+        std::vector<std::size_t> order(placed->size());
+        std::iota(order.begin(), order.end(), 0);
+        if (app_policy.map.by != MapBy::kSeq && app_policy.map.by != MapBy::kRankfile)
+            order = placement::ranking_order(*placed, app_policy.rank.by);
         for (std::size_t i = 0; i < order.size(); ++i) {
             placement::Placed& p = (*placed)[order[i]];
             Task task;

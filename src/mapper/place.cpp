@@ -53,6 +53,9 @@ public:
     }
 
     Result<std::vector<Placed>> place(unsigned nprocs);
+    Result<std::vector<Placed>> place_sequential(unsigned nprocs, std::span<const SeqLine> lines);
+    Result<std::vector<Placed>> place_ranked(unsigned nprocs, unsigned first_rank,
+                                             std::span<const RankfileLine> lines);
 
 private:
     unsigned free_slots(unsigned n) const {
@@ -85,6 +88,9 @@ private:
     Status spread_rest(const std::function<unsigned(unsigned, unsigned)>& place_on);
     Status check_slots(unsigned nprocs);
     Status out_of_room() const;
+    std::optional<unsigned> node_named(std::string_view name) const;
+    Result<IdSet> cpu_region(unsigned n, const CpuList& list, const std::string& where) const;
+    void place_exactly(unsigned n, const IdSet& cpus);
 
     std::span<const Node> nodes_;
     std::vector<NodeUsage>& usage_;
@@ -388,17 +394,117 @@ Status AppPlacer::place_on_devices() {
                                "); add :SHARED to share GPUs, or give fewer tasks");
 }
 
+std::optional<unsigned> AppPlacer::node_named(std::string_view name) const {
+    for (const unsigned n : eligible_)
+        if (nodes_[n].name == name)
+            return n;
+    return std::nullopt;
+}
+
+// A file's CPU list as PUs of node `n`: logical cores (PUs with hwthread
+// CPUs), numbered within one package when the list names it.
+Result<IdSet> AppPlacer::cpu_region(unsigned n, const CpuList& list,
+                                    const std::string& where) const {
+    const Topology& topology = nodes_[n].topology;
+    const ObjectType unit =
+        policy_.cpus == CpuUnit::kHwthread ? ObjectType::kPu : ObjectType::kCore;
+    std::vector<unsigned> cpus;
+    if (list.package) {
+        if (*list.package >= topology.npackages())
+            return Error("map", label_ + ": " + where + ": " + nodes_[n].name + " has no package " +
+                                    std::to_string(*list.package));
+        cpus =
+            topology.objects_within(unit, topology.object(ObjectType::kPackage, *list.package).pus);
+    } else {
+        for (unsigned i = 0; i < topology.count(unit); ++i)
+            cpus.push_back(i);
+    }
+    IdSet region;
+    for (const IdSet::Id cpu : list.cpus) {
+        if (cpu >= cpus.size())
+            return Error("map", label_ + ": " + where + ": " + nodes_[n].name + " has no " +
+                                    std::string(to_string(unit)) + " " + std::to_string(cpu));
+        region |= topology.object(unit, cpus[cpu]).pus;
+    }
+    return region;
+}
+
+// A task the file pins: bound to exactly its CPUs, whatever the slots say.
+void AppPlacer::place_exactly(unsigned n, const IdSet& cpus) {
+    usage_[n].free_pus -= cpus;
+    ++usage_[n].tasks;
+    placed_.push_back(Placed{n, -1, cpus, {}});
+}
+
 }  // namespace
+
+Result<std::vector<Placed>> AppPlacer::place_sequential(unsigned nprocs,
+                                                        std::span<const SeqLine> lines) {
+    std::vector<const SeqLine*> usable;
+    for (const SeqLine& line : lines)
+        if (!(policy_.map.nolocal && std::any_of(nodes_.begin(), nodes_.end(), [&](const Node& n) {
+                  return n.local && n.name == line.host;
+              })))
+            usable.push_back(&line);
+    if (nprocs == 0)
+        nprocs = static_cast<unsigned>(usable.size());
+    if (nprocs > usable.size())
+        return Error("map", label_ + ": the seq file lists " + std::to_string(usable.size()) +
+                                " tasks and " + std::to_string(nprocs) +
+                                " were asked for; give fewer tasks or add lines");
+    remaining_ = nprocs;
+    for (unsigned i = 0; i < nprocs; ++i) {
+        const SeqLine& line = *usable[i];
+        const auto n = node_named(line.host);
+        if (!n)
+            return Error("map", label_ + ": host " + quote(line.host) +
+                                    " of the seq file is not one of the job's nodes");
+        if (line.cpus) {
+            auto region = cpu_region(*n, *line.cpus, "seq line " + std::to_string(i + 1));
+            if (!region)
+                return region.error();
+            place_exactly(*n, *region);
+            --remaining_;
+        } else if (!try_place(*n, Target{-1, nodes_[*n].topology.all_pus(), {}})) {
+            return out_of_room().error();
+        }
+    }
+    return std::move(placed_);
+}
+
+Result<std::vector<Placed>> AppPlacer::place_ranked(unsigned nprocs, unsigned first_rank,
+                                                    std::span<const RankfileLine> lines) {
+    if (nprocs == 0)
+        for (const RankfileLine& line : lines)
+            nprocs += line.rank >= first_rank;
+    for (unsigned rank = first_rank; rank < first_rank + nprocs; ++rank) {
+        const auto line = std::find_if(lines.begin(), lines.end(),
+                                       [&](const RankfileLine& l) { return l.rank == rank; });
+        if (line == lines.end())
+            return Error("map", label_ + ": rank " + std::to_string(rank) +
+                                    " is missing from the rankfile (missing-rank)");
+        std::optional<unsigned> n;
+        if (line->node_index)
+            n = *line->node_index < eligible_.size() ? std::optional(eligible_[*line->node_index])
+                                                     : std::nullopt;
+        else
+            n = node_named(line->host);
+        if (!n)
+            return Error("map", label_ + ": the host of rank " + std::to_string(rank) +
+                                    " in the rankfile is not one of the job's nodes");
+        auto region = cpu_region(*n, line->cpus, "rank " + std::to_string(rank));
+        if (!region)
+            return region.error();
+        place_exactly(*n, *region);
+    }
+    return std::move(placed_);
+}
 
 Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
     const MapPolicy& map = policy_.map;
     if (eligible_.empty())
         return Error("map", label_ + ": no node left to place on (NOLOCAL excludes " +
                                 names_of(nodes_, std::vector<unsigned>{0}) + ")");
-    if (map.by == MapBy::kSeq || map.by == MapBy::kRankfile)
-        return Error("map-by", label_ + ": " +
-                                   std::string(map.by == MapBy::kSeq ? "seq" : "rankfile") +
-                                   " mapping is not supported yet");
     if (const auto type = mapped_object(map); type && map.ppr_level != MapBy::kDevice) {
         for (const unsigned n : eligible_)
             if (nodes_[n].topology.count(*type) == 0)
@@ -435,6 +541,23 @@ Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
     if (!status)
         return status.error();
     return std::move(placed_);
+}
+
+Result<std::vector<Placed>> place_sequential(std::span<const Node> nodes,
+                                             std::vector<NodeUsage>& usage, AppPolicy& policy,
+                                             unsigned nprocs, std::span<const SeqLine> lines,
+                                             const std::string& label) {
+    AppPlacer placer(nodes, usage, policy, true, label);
+    return placer.place_sequential(nprocs, lines);
+}
+
+Result<std::vector<Placed>> place_by_rankfile(std::span<const Node> nodes,
+                                              std::vector<NodeUsage>& usage, AppPolicy& policy,
+                                              unsigned nprocs, unsigned first_rank,
+                                              std::span<const RankfileLine> lines,
+                                              const std::string& label) {
+    AppPlacer placer(nodes, usage, policy, true, label);
+    return placer.place_ranked(nprocs, first_rank, lines);
 }
 
 Result<std::vector<Placed>> place_app(std::span<const Node> nodes, std::vector<NodeUsage>& usage,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "formats/idset.h"
+#include "mapper/files.h"
 #include "mapper/map.h"
 
 namespace gantry::placement {
@@ -57,6 +58,19 @@ IdSet cpu_of(const Topology& topology, unsigned pu, CpuUnit unit);
 Result<std::vector<Placed>> place_app(std::span<const Node> nodes, std::vector<NodeUsage>& usage,
                                       AppPolicy& policy, unsigned nprocs, bool oversubscribe,
                                       const std::string& label);
+
+// seq: one task per line, in line order, on the line's host and CPUs.
+Result<std::vector<Placed>> place_sequential(std::span<const Node> nodes,
+                                             std::vector<NodeUsage>& usage, AppPolicy& policy,
+                                             unsigned nprocs, std::span<const SeqLine> lines,
+                                             const std::string& label);
+
+// rankfile: ranks first_rank... of the job on the host and CPUs the file gives.
+Result<std::vector<Placed>> place_by_rankfile(std::span<const Node> nodes,
+                                              std::vector<NodeUsage>& usage, AppPolicy& policy,
+                                              unsigned nprocs, unsigned first_rank,
+                                              std::span<const RankfileLine> lines,
+                                              const std::string& label);
 
 // The order in which one app's placed tasks take their ranks: indices into
 // `placed`.

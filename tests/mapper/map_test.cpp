@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "mapper/display.h"
 
 namespace gantry {
@@ -156,6 +159,39 @@ TEST(MapJob, EachPlacerMapsOneAppOfTwo) {
     }
 }
 
+std::string write_file(const std::string& name, const std::string& text) {
+    const auto path = std::filesystem::temp_directory_path() / name;
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+// seq and rankfile each place one app of a two-app job, numbering its tasks
+// in file order after app 0's.
+TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
+    const std::string seq = write_file("gantry-map-test.seq", "n1\nn0 3\nn1 1:0\n");
+    JobRequest request{directives("core"),
+                       {AppRequest{2, {}, ""}, AppRequest{3, directives("seq:FILE=" + seq), ""}}};
+    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+              "0:n0:0-1 1:n0:2-3 2:n1:0-15 3:n0:6-7 4:n1:8-9");
+    request.apps[1].nprocs = 4;
+    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+              "map: app 1 (-n 4): the seq file lists 3 tasks and 4 were asked for; give fewer "
+              "tasks or add lines");
+
+    // Rankfile ranks are the job's: app 1 holds ranks 2 and 3.
+    const std::string rf = write_file(
+        "gantry-map-test.rf", "rank 2=n1 slot=1:0-1\nrank 3=+n0 slot=5\nrank 9=n0 slot=0\n");
+    request.apps[1] = AppRequest{2, directives("rankfile:FILE=" + rf), ""};
+    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+              "0:n0:0-1 1:n0:2-3 2:n1:8-11 3:n0:10-11");
+    request.apps[1].nprocs = 3;
+    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+              "map: app 1 (-n 3): rank 4 is missing from the rankfile (missing-rank)");
+    request.apps[1].directives = directives("rankfile:FILE=/nonexistent/rf");
+    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+              "map-by: cannot read the file in \"/nonexistent/rf\"");
+}
+
 TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
     const JobRequest request{directives("node"),
                              {AppRequest{3, {}, ""}, AppRequest{2, directives("slot"), ""}}};
@@ -204,7 +240,7 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
         {single(5, "slot:oversubscribe", "", "core"), "n0:9",
          "map: job: 1 tasks found no free CPU to bind to on n0 (no-available-cpus); add "
          ":overload-allowed to --bind-to, bind to a coarser level, or give fewer tasks"},
-        {single(2, "seq"), "n0:4", "map-by: job: seq mapping is not supported yet"},
+        {single(2, "seq"), "n0:4", "map-by: job: seq needs its file: seq:FILE=path"},
     };
     for (const auto& c : kCases) {
         JobRequest request = c.request;

@@ -1,0 +1,42 @@
+// The two placement files PRRTE reads: the sequential (seq) file, one task
+// per line in rank order, and the rankfile, each rank's host and CPUs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/idset.h"
+#include "util/error.h"
+
+namespace gantry {
+
+// A CPU list as a file gives it: logical CPUs (`0-2,5`), or CPUs of one
+// package (`1:0-2`, cores 0-2 of package 1).
+struct CpuList {
+    std::optional<unsigned> package;
+    IdSet cpus;
+    friend bool operator==(const CpuList&, const CpuList&) = default;
+};
+
+// seq: `host [cpus]` per line (the LSF affinity form `host cpus numa
+// mempolicy` too, the last two ignored); `#` comments.
+struct SeqLine {
+    std::string host;
+    std::optional<CpuList> cpus;
+    friend bool operator==(const SeqLine&, const SeqLine&) = default;
+};
+Result<std::vector<SeqLine>> parse_seq_file(std::string_view text, std::string_view path);
+
+// rankfile: `rank N=host slot=LIST`; `host` may be `+n<i>`, the i-th node.
+struct RankfileLine {
+    unsigned rank = 0;
+    std::string host;                    // empty when relative
+    std::optional<unsigned> node_index;  // +n<i>
+    CpuList cpus;
+    friend bool operator==(const RankfileLine&, const RankfileLine&) = default;
+};
+Result<std::vector<RankfileLine>> parse_rankfile(std::string_view text, std::string_view path);
+
+}  // namespace gantry
