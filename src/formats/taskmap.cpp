@@ -148,8 +148,10 @@ Result<std::uint32_t> json_field(const Json& value, std::size_t block, std::size
                                  std::string_view input, std::size_t offset) {
     const std::string what =
         "block " + std::to_string(block) + " has " + std::string(kFieldNames[field]);
-    if (value.is_number_unsigned()) {
-        const auto n = value.get<std::uint64_t>();
+    // nlohmann reads `-0` as a signed zero: it is 0 all the same.
+    if (value.is_number_unsigned() ||
+        (value.is_number_integer() && value.get<std::int64_t>() == 0)) {
+        const auto n = value.is_number_unsigned() ? value.get<std::uint64_t>() : 0;
         if (n > kMaxField)
             return error_at(what + " " + std::to_string(n) + " (must be at most " +
                                 std::to_string(kMaxField) + ")",

@@ -223,6 +223,7 @@ TEST(TaskMap, JsonBlocksAreKeptAsWritten) {
     EXPECT_EQ(json_of("[[0,2,1,1],[0,2,1,1]]"), "[[0,2,1,1],[0,2,1,1]]");
     EXPECT_EQ(json_of(" [ [0, 1, 4, 1] , [1,1,4,1] ]\n"), "[[0,1,4,1],[1,1,4,1]]");
     EXPECT_EQ(json_of(R"({"map":[[0,4,4,1]],"version":1,"extra":{"a":"]"}})"), "[[0,4,4,1]]");
+    EXPECT_EQ(json_of("[[-0,1,1,1]]"), "[[0,1,1,1]]");
 }
 
 TEST(TaskMap, PmiForms) {
