@@ -233,5 +233,151 @@ TEST(PrrteOffline, CountRowsGiveExactTasksPerNode) {
     std::printf("PRRTE offline count rows:\n%s", tally.str().c_str());
 }
 
+// The suite's full matrix (its exhaustive mode: layouts even, uneven and
+// single, -n 7 and 12): every combination the two matrix rules do not refuse
+// must map, and satisfy the invariants of SPEC.rst that the suite checks.
+struct MatrixCase {
+    std::string map, rank, bind;
+};
+
+const std::vector<std::string> kMatrixMaps = {"slot",    "node",    "package", "numa",    "l3cache",
+                                              "l2cache", "l1cache", "core",    "hwthread"};
+const std::vector<std::string> kMatrixRanks = {"slot", "node", "fill", "span"};
+const std::vector<std::string> kMatrixBinds = {"none",    "hwthread", "core", "l1cache",
+                                               "l2cache", "l3cache",  "numa", "package"};
+
+int ladder(const std::string& level) {  // finest first
+    const std::vector<std::string> order = {"hwthread", "core", "l1cache", "l2cache",
+                                            "l3cache",  "numa", "package"};
+    return static_cast<int>(std::find(order.begin(), order.end(), level) - order.begin());
+}
+
+std::optional<std::string> matrix_error(const MatrixCase& c) {
+    const bool node_level = c.map == "slot" || c.map == "node";
+    if (node_level && (c.rank == "fill" || c.rank == "span"))
+        return "must-map-by-obj";
+    if (!node_level && c.bind != "none" && ladder(c.bind) > ladder(c.map))
+        return "lies above the mapping object";
+    return std::nullopt;
+}
+
+ObjectType object_type(const std::string& level) {
+    for (const ObjectType type : kAllObjectTypes)
+        if (to_string(type) == level)
+            return type;
+    throw std::runtime_error("no level " + level);
+}
+
+// Checks one successful single-app map; returns what is wrong, or "".
+std::string matrix_violation(const MatrixCase& c, const JobMap& map, unsigned n) {
+    if (map.tasks.size() != n)
+        return "placed " + std::to_string(map.tasks.size());
+    std::vector<unsigned> counts(map.nodes.size());
+    for (std::size_t r = 0; r < map.tasks.size(); ++r) {
+        if (map.tasks[r].rank != r)
+            return "rank order";
+        ++counts[map.tasks[r].node];
+    }
+    const unsigned nnodes = static_cast<unsigned>(map.nodes.size());
+    if (c.map == "node") {
+        for (unsigned i = 0; i < nnodes; ++i)
+            if (counts[i] > map.nodes[i].slots)
+                return "node over slots";
+    } else if (n <= map.total_slots()) {
+        unsigned left = n;
+        for (unsigned i = 0; i < nnodes; ++i) {
+            const unsigned fill = std::min(left, map.nodes[i].slots);
+            if (counts[i] != fill)
+                return "not a block fill";
+            left -= fill;
+        }
+    }
+    // Listing order: node by node, ranks ascending within a node.
+    std::vector<std::uint32_t> listing;
+    for (unsigned i = 0; i < nnodes; ++i)
+        for (const Task& t : map.tasks)
+            if (t.node == i)
+                listing.push_back(t.rank);
+    if (c.rank == "slot" && !std::is_sorted(listing.begin(), listing.end()))
+        return "slot ranks out of listing order";
+    if (c.rank == "node") {
+        std::vector<unsigned> handed(nnodes);
+        unsigned node = 0;
+        for (const Task& t : map.tasks) {
+            while (handed[node] == counts[node])
+                node = (node + 1) % nnodes;
+            if (t.node != node)
+                return "node ranks not round robin";
+            ++handed[node];
+            node = (node + 1) % nnodes;
+        }
+    }
+    for (const Task& t : map.tasks) {
+        if (c.bind == "none") {
+            if (!t.cpus.empty())
+                return "bound under --bind-to none";
+            continue;
+        }
+        const Topology& topo = map.nodes[t.node].topology;
+        const auto objects = topo.objects(object_type(c.bind));
+        if (std::none_of(objects.begin(), objects.end(),
+                         [&](const TopoObject& o) { return o.pus == t.cpus; }))
+            return "rank " + std::to_string(t.rank) + " bound to " + t.cpus.str() +
+                   ", not one whole " + c.bind;
+    }
+    return "";
+}
+
+TEST(PrrteOffline, FullMatrixMapsOrRefusesByTheTwoRules) {
+    GANTRY_REQUIRE_VECTORS();
+    const std::pair<const char*, const char*> kLayouts[] = {
+        {"even", "node0:8,node1:8,node2:8"}, {"uneven", "node0:8,node1:4"}, {"single", "node0:8"}};
+    int maps = 0;
+    int refusals = 0;
+    for (const char* file :
+         {"test-topo.xml", "test-topo2.xml", "turin-4gpu.xml", "turin-4gpu-nvml.xml"}) {
+        for (const auto& [layout, hosts] : kLayouts) {
+            for (const unsigned n : {7u, 12u}) {
+                for (const auto& m : kMatrixMaps)
+                    for (const auto& r : kMatrixRanks)
+                        for (const auto& b : kMatrixBinds) {
+                            const MatrixCase c{m, r, b};
+                            Row row{"-",
+                                    file,
+                                    hosts,
+                                    "--map-by " + m + " --rank-by " + r + " --bind-to " + b,
+                                    "-n " + std::to_string(n),
+                                    "map",
+                                    "matrix",
+                                    "matrix",
+                                    "-"};
+                            const auto map = run(row);
+                            const std::string what = std::string(file) + " " + layout + " n" +
+                                                     std::to_string(n) + " " + m + "/" + r + "/" +
+                                                     b;
+                            auto error = matrix_error(c);
+                            // -n 12 on node0:8 does not fit, whatever the policy.
+                            if (!error && n > 8 && std::string_view(layout) == "single")
+                                error = "not enough slots available";
+                            if (error) {
+                                ++refusals;
+                                EXPECT_TRUE(!map &&
+                                            map.error().str().find(*error) != std::string::npos)
+                                    << what;
+                                continue;
+                            }
+                            ++maps;
+                            if (!map) {
+                                ADD_FAILURE() << what << ": " << map.error().str();
+                                continue;
+                            }
+                            EXPECT_EQ(matrix_violation(c, *map, n), "") << what;
+                        }
+            }
+        }
+    }
+    std::printf("PRRTE offline full matrix: %d maps checked, %d refusals\n", maps, refusals);
+}
+
 }  // namespace
 }  // namespace gantry
