@@ -54,15 +54,6 @@ bool all_digits(std::string_view text) {
     return !text.empty() && std::all_of(text.begin(), text.end(), is_digit);
 }
 
-// Chunks of the natural order: maximal runs of digits or of other bytes.
-std::string_view next_chunk(std::string_view text, std::size_t& pos) {
-    const std::size_t start = pos;
-    const bool digits = is_digit(text[pos]);
-    while (pos < text.size() && is_digit(text[pos]) == digits)
-        ++pos;
-    return text.substr(start, pos - start);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- runs
@@ -601,22 +592,39 @@ std::size_t Hostlist::remove_each(const Hostlist& hosts) {
 
 // ---------------------------------------------------------------- order
 
+// Decided where the names first differ: only a digit chunk around that
+// point needs reading, so comparing costs one memcmp for most names.
 std::strong_ordering Hostlist::compare(std::string_view a, std::string_view b) {
+    const std::size_t common = std::min(a.size(), b.size());
     std::size_t i = 0;
-    std::size_t j = 0;
-    while (i < a.size() && j < b.size()) {
-        const bool a_digits = is_digit(a[i]);
-        const bool b_digits = is_digit(b[j]);
-        if (a_digits != b_digits)
-            return a_digits ? std::strong_ordering::less : std::strong_ordering::greater;
-        const std::string_view x = next_chunk(a, i);
-        const std::string_view y = next_chunk(b, j);
-        if (a_digits && x.size() != y.size())
-            return x.size() <=> y.size();
-        if (const int c = x.compare(y); c != 0)
-            return c <=> 0;
+    while (i < common && a[i] == b[i])
+        ++i;
+    const bool a_digit = i < a.size() && is_digit(a[i]);
+    const bool b_digit = i < b.size() && is_digit(b[i]);
+    const bool in_digits = i > 0 && is_digit(a[i - 1]);
+    if (!a_digit && !b_digit) {
+        // Both chunks at i are other bytes, or a name ended: plain bytes
+        // decide, a name that ended first being smaller.
+        if (i == a.size() || i == b.size())
+            return a.size() <=> b.size();
+        return static_cast<unsigned char>(a[i]) <=> static_cast<unsigned char>(b[i]);
     }
-    return (a.size() - i) <=> (b.size() - j);
+    if (!in_digits && a_digit != b_digit) {
+        // A new chunk starts at i: an ended name first, then digits.
+        if (i == a.size() || i == b.size())
+            return a.size() <=> b.size();
+        return a_digit ? std::strong_ordering::less : std::strong_ordering::greater;
+    }
+    // A digit chunk differs at i: the longer chunk is larger, then bytes.
+    std::size_t a_end = i;
+    while (a_end < a.size() && is_digit(a[a_end]))
+        ++a_end;
+    std::size_t b_end = i;
+    while (b_end < b.size() && is_digit(b[b_end]))
+        ++b_end;
+    if (a_end - i != b_end - i)
+        return (a_end - i) <=> (b_end - i);
+    return static_cast<unsigned char>(a[i]) <=> static_cast<unsigned char>(b[i]);
 }
 
 namespace {
@@ -642,12 +650,59 @@ std::uint64_t last_before(const Run& run, std::string_view key, bool inclusive) 
     return lo;
 }
 
+// Whether each run starts after the previous one ends (strictly when
+// `unique`), so that the list is already sorted: one pass instead of a merge.
+bool in_order(const std::vector<Run>& runs, bool unique) {
+    for (std::size_t i = 1; i < runs.size(); ++i) {
+        const Run& previous = runs[i - 1];
+        const Run& next = runs[i];
+        if (same_shape(previous, next)) {
+            if (next.lo < previous.hi + (unique ? 1 : 0))
+                return false;
+            continue;
+        }
+        const auto order = Hostlist::compare(previous.name(previous.hi), next.name(next.lo));
+        if (order > 0 || (unique && order == 0))
+            return false;
+    }
+    return true;
+}
+
+std::vector<Run> by_first_host(const std::vector<Run>& runs) {
+    std::vector<std::string> firsts;
+    firsts.reserve(runs.size());
+    for (const auto& run : runs)
+        firsts.push_back(run.name(run.lo));
+    std::vector<std::size_t> order(runs.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        return Hostlist::compare(firsts[x], firsts[y]) < 0;
+    });
+    std::vector<Run> sorted;
+    sorted.reserve(runs.size());
+    for (const std::size_t i : order)
+        sorted.push_back(runs[i]);
+    return sorted;
+}
+
 }  // namespace
 
 // Merges the runs, each already ascending, by repeatedly taking the run
 // with the smallest first host and emitting its part up to the next run's
 // first host; runs of one shape are merged by their numbers alone.
 std::vector<Hostlist::Run> Hostlist::sorted(const std::vector<Run>& runs, bool unique) {
+    if (in_order(runs, unique))
+        return runs;
+    // Lists of hosts given in any order are mostly runs that do not overlap:
+    // ordering the runs by their first host is then the whole sort.
+    std::vector<Run> by_first = by_first_host(runs);
+    if (in_order(by_first, unique)) {
+        Hostlist out;
+        for (auto& run : by_first)
+            out.append_run(std::move(run));
+        return std::move(out.runs_);
+    }
     struct Head {
         std::string name;
         std::size_t index;

@@ -302,6 +302,50 @@ TEST(Hostlist, NaturalOrder) {
     }
 }
 
+// The order as its definition reads: chunk by chunk.
+int reference_compare(std::string_view a, std::string_view b) {
+    const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+    const auto chunk = [&](std::string_view text, std::size_t& pos) {
+        const std::size_t start = pos;
+        const bool digits = is_digit(text[pos]);
+        while (pos < text.size() && is_digit(text[pos]) == digits)
+            ++pos;
+        return text.substr(start, pos - start);
+    };
+    std::size_t i = 0;
+    std::size_t j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool a_digits = is_digit(a[i]);
+        if (a_digits != is_digit(b[j]))
+            return a_digits ? -1 : 1;
+        const std::string_view x = chunk(a, i);
+        const std::string_view y = chunk(b, j);
+        if (a_digits && x.size() != y.size())
+            return x.size() < y.size() ? -1 : 1;
+        if (const int c = x.compare(y); c != 0)
+            return c < 0 ? -1 : 1;
+    }
+    return i < a.size() ? 1 : (j < b.size() ? -1 : 0);
+}
+
+TEST(Hostlist, NaturalOrderMatchesItsDefinition) {
+    std::mt19937 rng(20);
+    constexpr std::string_view kBytes = "ab-01290";
+    const auto random_name = [&] {
+        std::string name;
+        for (unsigned n = rng() % 7; n > 0; --n)
+            name += kBytes[rng() % kBytes.size()];
+        return name;
+    };
+    for (int round = 0; round < 100000; ++round) {
+        const std::string a = random_name();
+        const std::string b = random_name();
+        const auto order = Hostlist::compare(a, b);
+        const int expected = reference_compare(a, b);
+        ASSERT_EQ(order < 0 ? -1 : (order > 0 ? 1 : 0), expected) << a << " <=> " << b;
+    }
+}
+
 struct SetCase {
     std::string_view a;
     std::string_view b;
