@@ -110,6 +110,56 @@ std::string bound_text(const Topology& topology, const IdSet& cpus, CpuUnit unit
     return out.empty() ? "N/A" : out;
 }
 
+Json map_json(const JobMap& map) {
+    Json nodes = Json::array();
+    for (const Node& node : map.nodes)
+        nodes.push_back(
+            {{"name", node.name}, {"slots", node.slots}, {"max_slots", node.max_slots}});
+    Json apps = Json::array();
+    for (std::size_t k = 0; k < map.policy.apps.size(); ++k) {
+        const AppPolicy& app = map.policy.apps[k];
+        apps.push_back({{"app", k},
+                        {"tasks", k < map.app_sizes.size() ? map.app_sizes[k] : 0},
+                        {"mapping", mapping_text(app.map, map.policy.oversubscribe)},
+                        {"ranking", ranking_name(app.rank.by)},
+                        {"binding", binding_text(app.bind)},
+                        {"cpu_type", app.cpus == CpuUnit::kHwthread ? "HWT" : "CORE"}});
+    }
+    Json tasks = Json::array();
+    for (const Task& task : map.tasks) {
+        Json gpus = Json::array();
+        for (const unsigned g : task.gpus)
+            gpus.push_back(map.nodes[task.node].topology.gpus()[g].name);
+        tasks.push_back({{"rank", task.rank},
+                         {"app", task.app},
+                         {"app_rank", task.app_rank},
+                         {"node", map.nodes[task.node].name},
+                         {"local_rank", task.local_rank},
+                         {"node_rank", task.node_rank},
+                         {"cpus", task.cpus.str()},
+                         {"cpus_os", task.cpus_os.str()},
+                         {"gpus", std::move(gpus)}});
+    }
+    return {{"nodes", std::move(nodes)},
+            {"oversubscribe", map.policy.oversubscribe},
+            {"apps", std::move(apps)},
+            {"tasks", std::move(tasks)}};
+}
+
+std::string display_bindings(const JobMap& map, const DisplayOptions& options) {
+    std::string out;
+    for (const Task& task : map.tasks) {
+        const Node& node = map.nodes[task.node];
+        out += "Proc " + options.job_id + "[" + std::to_string(task.rank) + "] Node " + node.name;
+        if (task.cpus.empty())
+            out += " is UNBOUND\n";
+        else
+            out += " bound to " +
+                   bound_text(node.topology, task.cpus, map.policy.apps[task.app].cpus) + "\n";
+    }
+    return out;
+}
+
 std::string display_map(const JobMap& map, const DisplayOptions& options) {
     std::string out = "\n========================   JOB MAP   ========================\n";
     out += "Data for JOB " + options.job_id + " offset 0 Total slots allocated " +

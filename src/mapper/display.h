@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "mapper/map.h"
+#include "util/json.h"
 
 namespace gantry {
 
@@ -18,6 +19,16 @@ struct DisplayOptions {
 };
 
 std::string display_map(const JobMap& map, const DisplayOptions& options = {});
+
+// --display map:json: the same map as data (docs/mapping.md): nodes, each
+// app's policy, and per task its rank, app, app rank, node, local and node
+// rank, bound PUs as logical and OS idsets, and GPU names.
+Json map_json(const JobMap& map);
+
+// --display bindings: one line per task, in rank order, as PRRTE prints
+// them without launching: `Proc <job>[0] Node node0 bound to package[0][core:L0]`
+// or `... is UNBOUND`.
+std::string display_bindings(const JobMap& map, const DisplayOptions& options = {});
 
 // One task's cpuset as PRRTE prints it: `package[0][core:L0-3]`, one
 // `package[p][...]` per package it touches, `hwt:L...` with hwthread CPUs;

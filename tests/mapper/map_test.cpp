@@ -256,6 +256,26 @@ TEST(MapJob, OverloadAllowedSharesCpus) {
     EXPECT_EQ(map->tasks[8].cpus.str(), "0-1");
 }
 
+TEST(Display, JsonAndBindings) {
+    const JobRequest request{
+        directives("core"),
+        {AppRequest{1, {}, ""}, AppRequest{1, directives("slot", "", "none"), ""}}};
+    const auto map = map_job(request, nodes("n0:2"));
+    ASSERT_TRUE(map.ok()) << map.error().str();
+    EXPECT_EQ(
+        to_compact(map_json(*map)),
+        R"({"apps":[{"app":0,"binding":"CORE:IF-SUPPORTED","cpu_type":"CORE","mapping":)"
+        R"("BYCORE:NOOVERSUBSCRIBE","ranking":"FILL","tasks":1},{"app":1,"binding":"NONE",)"
+        R"("cpu_type":"CORE","mapping":"BYSLOT:NOOVERSUBSCRIBE","ranking":"SLOT","tasks":1}],)"
+        R"("nodes":[{"max_slots":0,"name":"n0","slots":2}],"oversubscribe":false,"tasks":[)"
+        R"({"app":0,"app_rank":0,"cpus":"0-1","cpus_os":"0-1","gpus":[],"local_rank":0,)"
+        R"("node":"n0","node_rank":0,"rank":0},{"app":1,"app_rank":0,"cpus":"","cpus_os":"",)"
+        R"("gpus":[],"local_rank":1,"node":"n0","node_rank":1,"rank":1}]})");
+    EXPECT_EQ(display_bindings(*map, {"j@1", false}),
+              "Proc j@1[0] Node n0 bound to package[0][core:L0]\n"
+              "Proc j@1[1] Node n0 is UNBOUND\n");
+}
+
 TEST(Display, BoundTextSplitsPerPackage) {
     EXPECT_EQ(bound_text(machine(), IdSet{}, CpuUnit::kCore), "N/A");
     EXPECT_EQ(bound_text(machine(), IdSet::range(6, 9), CpuUnit::kCore),
