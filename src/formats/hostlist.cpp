@@ -132,6 +132,24 @@ bool continues(const Run& a, const Run& b) {
     return b.width == a.width || (b.width == 0 && digit_count(b.lo) >= a.width);
 }
 
+// Whether the last host of `a` and the first of `b` differ only in digits,
+// which any other reading that joins them needs; cheap, so tried first.
+bool differ_in_digits_only(const Run& a, const Run& b) {
+    const std::string x = a.name(a.hi);
+    const std::string y = b.name(b.lo);
+    std::size_t front = 0;
+    while (front < x.size() && front < y.size() && x[front] == y[front])
+        ++front;
+    std::size_t back = 0;
+    while (back < x.size() - front && back < y.size() - front &&
+           x[x.size() - 1 - back] == y[y.size() - 1 - back])
+        ++back;
+    const auto digits_between = [](const std::string& text, std::size_t from, std::size_t to) {
+        return std::all_of(text.begin() + from, text.begin() + to, is_digit);
+    };
+    return digits_between(x, front, x.size() - back) && digits_between(y, front, y.size() - back);
+}
+
 std::optional<Run> joined(const Run& a, const Run& b) {
     const auto join = [](Run first, const Run& second) -> std::optional<Run> {
         if (!continues(first, second))
@@ -141,6 +159,8 @@ std::optional<Run> joined(const Run& a, const Run& b) {
     };
     if (auto run = join(a, b))
         return run;
+    if ((a.size() != 1 && b.size() != 1) || !differ_in_digits_only(a, b))
+        return std::nullopt;
     // A single host may be read with another number than its trailing one
     // (`foo0-eth2` as foo[0]-eth2), so try the readings that make it continue.
     if (a.size() == 1 && b.numbered)
