@@ -22,6 +22,7 @@ int idset_main(int argc, char** argv);
 int hostlist_main(int argc, char** argv);
 int taskmap_main(int argc, char** argv);
 int rset_main(int argc, char** argv);
+int run_main(int argc, char** argv);
 
 // Prints `gantry: <error>` on stderr and returns kExitUsage.
 int fail(const Error& error);

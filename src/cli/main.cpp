@@ -19,6 +19,7 @@ constexpr Subcommand kSubcommands[] = {
      gantry::cli::hostlist_main},
     {"taskmap", "convert and query RFC 34 task maps", gantry::cli::taskmap_main},
     {"R", "encode, decode and combine RFC 20 resource sets", gantry::cli::rset_main},
+    {"run", "map an MPMD program onto nodes and show the map (--dry-run)", gantry::cli::run_main},
 };
 
 void print_usage(std::ostream& out) {

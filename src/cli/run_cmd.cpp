@@ -1,0 +1,351 @@
+// `gantry run`: map an MPMD program onto nodes with PRRTE's --map-by,
+// --rank-by and --bind-to (per app when a segment after `:` gives its own)
+// and show the map. Launching comes later: for now --dry-run is required.
+// Policies and output: docs/mapping.md.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/command.h"
+#include "mapper/display.h"
+#include "mapper/map.h"
+#include "mapper/nodes.h"
+#include "topo/topology.h"
+
+namespace gantry::cli {
+namespace {
+
+constexpr std::string_view kDomain = "run";
+
+constexpr std::string_view kUsage =
+    R"(Usage: gantry run [JOB AND APP-0 OPTIONS] CMD [ARGS] [: [APP OPTIONS] CMD [ARGS]]...
+
+Maps a program's tasks onto nodes, cores and GPUs with PRRTE's policies and
+shows the map. Options before the first command are the job's and app 0's;
+after a ':' an app's own -n, --map-by, --rank-by and --bind-to.
+
+App options:
+  -n, --np, -np N        number of tasks (default: one per slot)
+  --map-by POLICY        slot|hwthread|core|l1cache|l2cache|l3cache|numa|package|
+                         node|seq|ppr:N:OBJ|rankfile|pe-list=LIST|device=gpu,
+                         then :QUALIFIERS (PE=n, SPAN, OVERSUBSCRIBE, NOLOCAL...)
+  --rank-by POLICY       slot|node|fill|span
+  --bind-to POLICY       none|hwthread|core|l1cache|l2cache|l3cache|numa|package,
+                         then :overload-allowed, :if-supported...
+Job options:
+  -H, --host HOSTS       host[:slots],... (default: this machine, one slot per core)
+  --hostfile FILE        PRRTE hostfile: host slots=N max_slots=M
+  --topology TOPOLOGY    give every node this topology: an lstopo XML file or a
+                         synthetic description ("package:2 core:8 pu:2")
+  --dry-run              map, launch nothing (also --do-not-launch,
+                         --runtime-options donotlaunch)
+  --display WHAT         map, map:json, bindings (comma-separated)
+  --display-map, --report-bindings, --oversubscribe, --nolocal,
+  --use-hwthread-cpus, --rankfile FILE    the spellings mpirun users know
+
+Examples:
+  $ gantry run --dry-run --display map -H n0:4,n1:4 --topology "package:2 core:4 pu:1" \
+      -n 2 --map-by package ./a : -n 4 --map-by core ./b
+  $ gantry run --dry-run --display map:json -n 8 --map-by ppr:2:package hostname
+
+Exit status: 0 after a dry run; 2 on bad options, policies, hosts or a job
+that does not fit; 1 when launching was asked for.)";
+
+// One app's part of the command line.
+struct Segment {
+    unsigned nprocs = 0;
+    Directives directives;
+    std::vector<std::string> command;
+};
+
+struct RunOptions {
+    std::vector<Segment> segments;
+    std::string hosts;
+    std::string hostfile;
+    std::string topology;
+    std::string rankfile;
+    std::vector<std::string> display;
+    bool dry_run = false;
+    bool oversubscribe = false;
+    bool nolocal = false;
+    bool hwthread_cpus = false;
+    bool help = false;
+};
+
+bool is_one_of(std::string_view option, std::initializer_list<std::string_view> names) {
+    for (const std::string_view name : names)
+        if (option == name)
+            return true;
+    return false;
+}
+
+bool takes_value(std::string_view option) {
+    return is_one_of(option,
+                     {"-n", "--n", "-np", "--np", "--map-by", "--mapby", "--rank-by", "--rankby",
+                      "--bind-to", "--bindto", "-H", "--host", "--hostfile", "--machinefile",
+                      "--topology", "--display", "--runtime-options", "--rtos", "--rankfile"});
+}
+
+bool is_app_option(std::string_view option) {
+    return is_one_of(option, {"-n", "--n", "-np", "--np", "--map-by", "--mapby", "--rank-by",
+                              "--rankby", "--bind-to", "--bindto"});
+}
+
+template <class Policy>
+Status set_once(std::optional<Policy>& slot, Result<Policy> parsed, std::string_view option) {
+    if (!parsed)
+        return parsed.error();
+    if (slot)
+        return Error(std::string(kDomain), std::string(option) + " given twice for one app");
+    slot = std::move(*parsed);
+    return {};
+}
+
+Status apply_app_option(Segment& segment, std::string_view option, const std::string& value) {
+    if (is_one_of(option, {"-n", "--n", "-np", "--np"})) {
+        std::size_t used = 0;
+        unsigned long n = 0;
+        try {
+            n = std::stoul(value, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != value.size() || n == 0 || n > 1u << 30)
+            return Error::in(std::string(kDomain), std::string(option) + " needs a task count",
+                             value);
+        segment.nprocs = static_cast<unsigned>(n);
+        return {};
+    }
+    if (is_one_of(option, {"--map-by", "--mapby"}))
+        return set_once(segment.directives.map, parse_map_by(value), "--map-by");
+    if (is_one_of(option, {"--rank-by", "--rankby"}))
+        return set_once(segment.directives.rank, parse_rank_by(value), "--rank-by");
+    return set_once(segment.directives.bind, parse_bind_to(value), "--bind-to");
+}
+
+Status apply_job_option(RunOptions& run, std::string_view option, const std::string& value) {
+    if (is_one_of(option, {"-H", "--host"}))
+        run.hosts = value;
+    else if (is_one_of(option, {"--hostfile", "--machinefile"}))
+        run.hostfile = value;
+    else if (option == "--topology")
+        run.topology = value;
+    else if (option == "--rankfile")
+        run.rankfile = value;
+    else if (option == "--display") {
+        std::istringstream items(value);
+        for (std::string item; std::getline(items, item, ',');) {
+            if (!is_one_of(item, {"map", "map:json", "bindings"}))
+                return Error::in(std::string(kDomain),
+                                 "--display shows map, map:json or bindings, not " + quote(item),
+                                 value);
+            run.display.push_back(item);
+        }
+    } else if (is_one_of(option, {"--runtime-options", "--rtos"})) {
+        if (value != "donotlaunch")
+            return Error::in(std::string(kDomain),
+                             "the only runtime option is donotlaunch, not " + quote(value), value);
+        run.dry_run = true;
+    }
+    return {};
+}
+
+Status apply_flag(RunOptions& run, std::string_view flag) {
+    if (is_one_of(flag, {"--dry-run", "--do-not-launch"}))
+        run.dry_run = true;
+    else if (flag == "--display-map")
+        run.display.push_back("map");
+    else if (flag == "--report-bindings")
+        run.display.push_back("bindings");
+    else if (flag == "--oversubscribe")
+        run.oversubscribe = true;
+    else if (flag == "--nolocal")
+        run.nolocal = true;
+    else if (flag == "--use-hwthread-cpus")
+        run.hwthread_cpus = true;
+    else if (is_one_of(flag, {"-h", "--help"}))
+        run.help = true;
+    else
+        return Error(std::string(kDomain),
+                     "unknown option " + quote(flag) + " (see gantry run --help)");
+    return {};
+}
+
+// Splits argv at ':' into app segments; each segment's options come before
+// its command, whose own arguments are left alone.
+Result<RunOptions> parse_command_line(int argc, char** argv) {
+    RunOptions run;
+    run.segments.emplace_back();
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        Segment& segment = run.segments.back();
+        if (arg == ":") {
+            if (segment.command.empty())
+                return Error(std::string(kDomain),
+                             "app " + std::to_string(run.segments.size() - 1) + " has no command");
+            run.segments.emplace_back();
+            continue;
+        }
+        if (!segment.command.empty() || arg.empty() || arg[0] != '-') {
+            segment.command.push_back(arg);
+            continue;
+        }
+        std::string value;
+        const std::size_t equals = arg.find('=');
+        if (arg.starts_with("--") && equals != std::string::npos) {
+            value = arg.substr(equals + 1);
+            arg = arg.substr(0, equals);
+        } else if (takes_value(arg)) {
+            if (i + 1 >= argc)
+                return Error(std::string(kDomain), arg + " needs a value");
+            value = argv[++i];
+        }
+        const bool first = run.segments.size() == 1;
+        Status status;
+        if (is_app_option(arg))
+            status = apply_app_option(segment, arg, value);
+        else if (!first)
+            status = Error(std::string(kDomain),
+                           arg + " in app " + std::to_string(run.segments.size() - 1) +
+                               "'s segment: it is the job's; give it before the first command");
+        else if (takes_value(arg))
+            status = apply_job_option(run, arg, value);
+        else
+            status = apply_flag(run, arg);
+        if (!status)
+            return status.error();
+    }
+    if (!run.help && run.segments.back().command.empty())
+        return Error(std::string(kDomain), "no command to run (see gantry run --help)");
+    return run;
+}
+
+// The mpirun spellings (--oversubscribe, --nolocal, --use-hwthread-cpus,
+// --rankfile) are qualifiers of the job's --map-by.
+Status fold_compat_flags(const RunOptions& run, Directives& job) {
+    if (!(run.oversubscribe || run.nolocal || run.hwthread_cpus || !run.rankfile.empty()))
+        return {};
+    if (!job.map) {
+        job.map = MapPolicy{};
+        job.map->has_directive = false;
+    }
+    MapPolicy& map = *job.map;
+    if (run.oversubscribe) {
+        if (map.oversubscribe == false)
+            return Error(std::string(kDomain),
+                         "--oversubscribe conflicts with NOOVERSUBSCRIBE in --map-by");
+        map.oversubscribe = true;
+    }
+    map.nolocal = map.nolocal || run.nolocal;
+    if (run.hwthread_cpus) {
+        if (map.cpus == CpuUnit::kCore)
+            return Error(std::string(kDomain),
+                         "--use-hwthread-cpus conflicts with CORECPUS in --map-by");
+        map.cpus = CpuUnit::kHwthread;
+    }
+    if (!run.rankfile.empty()) {
+        if (map.has_directive && map.by != MapBy::kRankfile)
+            return Error(std::string(kDomain),
+                         "--rankfile conflicts with --map-by " + mapping_name(map));
+        map.by = MapBy::kRankfile;
+        map.has_directive = true;
+        map.file = run.rankfile;
+    }
+    return {};
+}
+
+Result<Topology> load_topology(const std::string& topology) {
+    if (topology.empty())
+        return Topology::local();
+    if (std::filesystem::exists(topology))
+        return Topology::from_xml(topology);
+    return Topology::from_synthetic(topology);
+}
+
+Result<std::vector<Node>> node_pool(const RunOptions& run, const Topology& topology) {
+    const CpuUnit cpus = run.hwthread_cpus ? CpuUnit::kHwthread : CpuUnit::kCore;
+    const std::string here = local_hostname();
+    if (!run.hosts.empty() && !run.hostfile.empty())
+        return Error(std::string(kDomain), "give -H or --hostfile, not both");
+    if (!run.hosts.empty()) {
+        auto hosts = parse_hosts(run.hosts);
+        if (!hosts)
+            return hosts.error();
+        return make_nodes(*hosts, topology, cpus, here);
+    }
+    if (!run.hostfile.empty()) {
+        std::ifstream in(run.hostfile);
+        if (!in)
+            return Error::in(std::string(kDomain), "cannot read the hostfile", run.hostfile);
+        std::ostringstream text;
+        text << in.rdbuf();
+        auto hosts = parse_hostfile(text.str(), run.hostfile);
+        if (!hosts)
+            return hosts.error();
+        return make_nodes(*hosts, topology, cpus, here);
+    }
+    return std::vector<Node>{local_node(topology, here, cpus)};
+}
+
+std::string command_text(const std::vector<std::string>& command) {
+    std::string text;
+    for (const std::string& word : command)
+        text += (text.empty() ? "" : " ") + word;
+    return text;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+    auto run = parse_command_line(argc, argv);
+    if (!run)
+        return fail(run.error());
+    if (run->help) {
+        std::cout << kUsage << '\n';
+        return kExitOk;
+    }
+    JobRequest request;
+    request.directives = run->segments.front().directives;
+    if (auto status = fold_compat_flags(*run, request.directives); !status)
+        return fail(status.error());
+    for (std::size_t k = 0; k < run->segments.size(); ++k) {
+        const Segment& segment = run->segments[k];
+        request.apps.push_back(AppRequest{segment.nprocs,
+                                          k == 0 ? Directives{} : segment.directives,
+                                          command_text(segment.command)});
+    }
+    auto topology = load_topology(run->topology);
+    if (!topology)
+        return fail(topology.error());
+    auto nodes = node_pool(*run, *topology);
+    if (!nodes)
+        return fail(nodes.error());
+    auto map = map_job(request, std::move(*nodes));
+    if (!map)
+        return fail(map.error());
+
+    const DisplayOptions display{
+        "gantry-" + local_hostname() + "-" + std::to_string(getpid()) + "@1", run->dry_run};
+    for (const std::string& what : run->display) {
+        if (what == "map")
+            std::cout << display_map(*map, display);
+        else if (what == "map:json")
+            std::cout << to_compact(map_json(*map)) << '\n';
+        else
+            std::cout << display_bindings(*map, display);
+    }
+    if (!run->dry_run) {
+        std::cerr << "gantry: run: launching tasks is not available yet; add --dry-run to map "
+                     "without launching\n";
+        return kExitRuntime;
+    }
+    return kExitOk;
+}
+
+}  // namespace gantry::cli

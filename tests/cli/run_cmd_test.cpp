@@ -1,0 +1,155 @@
+// `gantry run --dry-run`: whole outputs and exit codes.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "support/run_command.h"
+#include "support/vectors.h"
+
+namespace gantry::test {
+namespace {
+
+// Job ids carry the host and pid: name them as PRRTE's goldens do.
+std::string without_job_id(const std::string& text) {
+    return std::regex_replace(text, std::regex(R"(gantry-\S+@\d+)"), "JOB");
+}
+
+constexpr const char* kMachine = "package:2 core:4 pu:2";
+
+TEST(RunCommand, MpmdDryRunShowsOnePolicyLinePerApp) {
+    const auto result = run_gantry({"run",       "--dry-run",  "--display", "map",  "-H",
+                                    "n0:4,n1:4", "--topology", kMachine,    "-n",   "2",
+                                    "--map-by",  "package",    "./a",       "x",    ":",
+                                    "-n",        "4",          "--map-by",  "core", "./b"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(without_job_id(result.out),
+              "\n"
+              "========================   JOB MAP   ========================\n"
+              "Data for JOB JOB offset 0 Total slots allocated 8\n"
+              "    App 0: Mapper: round_robin  Mapping policy: BYPACKAGE:NOOVERSUBSCRIBE  Ranking "
+              "policy: FILL  Binding policy: PACKAGE:IF-SUPPORTED\n"
+              "    App 1: Mapper: round_robin  Mapping policy: BYCORE:NOOVERSUBSCRIBE  Ranking "
+              "policy: FILL  Binding policy: CORE:IF-SUPPORTED\n"
+              "    Cpu set: N/A  PPR: N/A  Cpus-per-rank: N/A  Cpu Type: CORE\n"
+              "\n"
+              "\n"
+              "Data for node: n0\tNum slots: 4\tMax slots: 0\tNum procs: 4\n"
+              "        Process jobid: JOB App: 0 Process rank: 0 Bound: package[0][core:L0-3]\n"
+              "        Process jobid: JOB App: 0 Process rank: 1 Bound: package[1][core:L4-7]\n"
+              "        Process jobid: JOB App: 1 Process rank: 2 Bound: package[0][core:L1]\n"
+              "        Process jobid: JOB App: 1 Process rank: 3 Bound: package[0][core:L2]\n"
+              "\n"
+              "Data for node: n1\tNum slots: 4\tMax slots: 0\tNum procs: 2\n"
+              "        Process jobid: JOB App: 1 Process rank: 4 Bound: package[0][core:L0]\n"
+              "        Process jobid: JOB App: 1 Process rank: 5 Bound: package[0][core:L1]\n"
+              "\n"
+              "Warning: This map has been generated without launching anything (dry run);\n"
+              "the nodes were given the topologies they were told to have.\n"
+              "\n"
+              "=============================================================\n");
+}
+
+TEST(RunCommand, MpirunSpellingsAndBindings) {
+    const auto result =
+        run_gantry({"run", "--do-not-launch", "--report-bindings", "-H", "a:1", "--topology",
+                    kMachine, "--oversubscribe", "-np", "2", "--bind-to", "core", "hostname"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(without_job_id(result.out),
+              "Proc JOB[0] Node a bound to package[0][core:L0]\n"
+              "Proc JOB[1] Node a bound to package[0][core:L1]\n");
+}
+
+TEST(RunCommand, HostfileAndJson) {
+    const std::string hostfile = ::testing::TempDir() + "/gantry-run-hosts";
+    FILE* f = std::fopen(hostfile.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("# two nodes\nn0 slots=1\nn1 slots=1\n", f);
+    std::fclose(f);
+    const auto result = run_gantry({"run", "--rtos", "donotlaunch", "--display", "map:json",
+                                    "--hostfile", hostfile, "--topology", "package:1 core:2 pu:1",
+                                    "--map-by", "node", "-n", "2", "--bind-to", "none", "true"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out,
+              R"({"apps":[{"app":0,"binding":"NONE","cpu_type":"CORE","mapping":)"
+              R"("BYNODE:NOOVERSUBSCRIBE","ranking":"NODE","tasks":2}],"nodes":[{"max_slots":0,)"
+              R"("name":"n0","slots":1},{"max_slots":0,"name":"n1","slots":1}],"oversubscribe":)"
+              R"(false,"tasks":[{"app":0,"app_rank":0,"cpus":"","cpus_os":"","gpus":[],)"
+              R"("local_rank":0,"node":"n0","node_rank":0,"rank":0},{"app":0,"app_rank":1,)"
+              R"("cpus":"","cpus_os":"","gpus":[],"local_rank":0,"node":"n1","node_rank":0,)"
+              R"("rank":1}]})"
+              "\n");
+}
+
+TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
+    struct Case {
+        std::vector<std::string> args;
+        std::string err;
+    };
+    const Case kCases[] = {
+        {{"run", "--dry-run", "-n", "2", "--map-by", "bogus", "x"},
+         "gantry: map-by: unknown directive \"bogus\" (Valid directives: slot, hwthread, core, "
+         "l1cache, l2cache, l3cache, numa, package, socket, node, seq, ppr, rankfile, pe-list, "
+         "device) in \"bogus\"\n"},
+        {{"run", "--dry-run", "-n", "two", "x"}, "gantry: run: -n needs a task count in \"two\"\n"},
+        {{"run", "--dry-run", "-n", "2"},
+         "gantry: run: no command to run (see gantry run --help)\n"},
+        {{"run", "--dry-run", "-n", "1", ":", "x"}, "gantry: run: app 0 has no command\n"},
+        {{"run", "--dry-run", "x", ":", "-H", "a", "y"},
+         "gantry: run: -H in app 1's segment: it is the job's; give it before the first "
+         "command\n"},
+        {{"run", "--dry-run", "--bogus", "x"},
+         "gantry: run: unknown option \"--bogus\" (see gantry run --help)\n"},
+        {{"run", "--dry-run", "--display", "svg", "x"},
+         "gantry: run: --display shows map, map:json or bindings, not \"svg\" in \"svg\"\n"},
+        {{"run", "--dry-run", "-H", "a:2", "--topology", kMachine, "-n", "3", "x"},
+         "gantry: map: app 0 (-n 3 x): there are not enough slots available: 3 tasks do not fit "
+         "in the 2 free slots of a; add :OVERSUBSCRIBE to the job's --map-by or give fewer "
+         "tasks\n"},
+        {{"run", "--dry-run", "-H", "a:8", "--topology", kMachine, "-n", "2", "--map-by",
+          "core:oversubscribe", "x", ":", "-n", "2", "--map-by", "node:nooversubscribe", "y"},
+         "gantry: map-by: app 1: NOOVERSUBSCRIBE in its --map-by is oversubscription for the "
+         "whole job and cannot be given per app; it contradicts the job's OVERSUBSCRIBE "
+         "(conflicting values); give it once, in the first segment\n"},
+        {{"run", "--dry-run", "--map-by", "core", "--map-by", "node", "x"},
+         "gantry: run: --map-by given twice for one app\n"},
+    };
+    for (const auto& c : kCases) {
+        const auto result = run_gantry(c.args);
+        EXPECT_EQ(result.exit_code, 2) << c.err;
+        EXPECT_EQ(result.out, "");
+        EXPECT_EQ(result.err, c.err);
+    }
+}
+
+TEST(RunCommand, WithoutDryRunNothingIsLaunched) {
+    const auto result = run_gantry({"run", "-H", "a", "--topology", kMachine, "x"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err,
+              "gantry: run: launching tasks is not available yet; add --dry-run to map without "
+              "launching\n");
+}
+
+// A PRRTE golden, end to end through the command line.
+TEST(RunCommand, PrrteGoldenThroughTheCommand) {
+    GANTRY_REQUIRE_VECTORS();
+    const auto dir = *vectors_dir() / "prrte-offline";
+    const auto result =
+        run_gantry({"run", "--dry-run", "--display", "map", "--topology",
+                    (dir / "topologies" / "test-topo.xml").string(), "-H",
+                    "node0:8,node1:8,node2:8", "-n", "14", "--map-by", "slot:oversubscribe",
+                    "hostname", ":", "-n", "14", "--map-by", "node", "hostname"});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    std::string out =
+        std::regex_replace(result.out, std::regex(R"(gantry-\S+@\d+)"), "prterun-JOBID@N");
+    out = std::regex_replace(out, std::regex(R"(Total slots allocated \d+)"),
+                             "Total slots allocated N");
+    out = out.substr(0, out.find("\nWarning: This map has been generated"));
+    EXPECT_EQ(out, read_file(dir / "golden" / "test-topo" / "perapp.test-topo.jobqual.map"));
+}
+
+}  // namespace
+}  // namespace gantry::test
