@@ -148,10 +148,15 @@ Result<IdSet> IdSet::parse(std::string_view text) {
                 return range.error();
             if (!set.ranges_.empty() && range->lo <= set.ranges_.back().hi)
                 return Error::at(std::string(kDomain), "ids out of order", text, field);
-            set.insert(range->lo, range->hi);  // appends, or extends an adjacent last range
+            // Fields ascend, so the range goes at the end, or extends an adjacent last one.
+            if (!set.ranges_.empty() && range->lo == after(set.ranges_.back().hi))
+                set.ranges_.back().hi = range->hi;
+            else
+                set.ranges_.push_back(*range);
         }
         field = comma + 1;
     }
+    set.recount_from(0);
     return set;
 }
 
@@ -191,10 +196,13 @@ std::string IdSet::encode(EncodeOptions options) const {
 }
 
 std::uint64_t IdSet::count() const {
-    std::uint64_t n = 0;
-    for (const Range& r : ranges_)
-        n += width(r);
-    return n;
+    return ranges_.empty() ? 0 : ids_before_.back() + width(ranges_.back());
+}
+
+void IdSet::recount_from(std::size_t first) {
+    ids_before_.resize(ranges_.size());
+    for (std::size_t i = first; i < ranges_.size(); ++i)
+        ids_before_[i] = i == 0 ? 0 : ids_before_[i - 1] + width(ranges_[i - 1]);
 }
 
 bool IdSet::contains(Id id) const {
@@ -235,24 +243,21 @@ std::optional<IdSet::Id> IdSet::next(Id after_id) const {
 }
 
 std::optional<IdSet::Id> IdSet::nth(std::uint64_t n) const {
-    for (const Range& r : ranges_) {
-        if (n < width(r))
-            return static_cast<Id>(r.lo + n);
-        n -= width(r);
-    }
-    return std::nullopt;
+    if (n >= count())
+        return std::nullopt;
+    // The range holding position n is the last one with no more than n ids before it.
+    const auto after_n = std::upper_bound(ids_before_.begin(), ids_before_.end(), n);
+    const auto i = static_cast<std::size_t>(after_n - ids_before_.begin()) - 1;
+    return static_cast<Id>(ranges_[i].lo + (n - ids_before_[i]));
 }
 
 std::optional<std::uint64_t> IdSet::index_of(Id id) const {
-    std::uint64_t before = 0;
-    for (const Range& r : ranges_) {
-        if (id < r.lo)
-            return std::nullopt;
-        if (id <= r.hi)
-            return before + (id - r.lo);
-        before += width(r);
-    }
-    return std::nullopt;
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), id,
+                               [](Id value, const Range& r) { return value < r.lo; });
+    if (it == ranges_.begin() || std::prev(it)->hi < id)
+        return std::nullopt;
+    const auto i = static_cast<std::size_t>(it - ranges_.begin()) - 1;
+    return ids_before_[i] + (id - ranges_[i].lo);
 }
 
 void IdSet::insert(Id id) {
@@ -272,13 +277,15 @@ void IdSet::insert(Id lo, Id hi) {
     auto past_touching =
         std::upper_bound(first_touching, ranges_.end(), hi,
                          [](Id value, const Range& r) { return after(value) < r.lo; });
+    const auto changed = static_cast<std::size_t>(first_touching - ranges_.begin());
     if (first_touching == past_touching) {
         ranges_.insert(first_touching, Range{lo, hi});
-        return;
+    } else {
+        first_touching->lo = std::min(first_touching->lo, lo);
+        first_touching->hi = std::max(std::prev(past_touching)->hi, hi);
+        ranges_.erase(std::next(first_touching), past_touching);
     }
-    first_touching->lo = std::min(first_touching->lo, lo);
-    first_touching->hi = std::max(std::prev(past_touching)->hi, hi);
-    ranges_.erase(std::next(first_touching), past_touching);
+    recount_from(changed);
 }
 
 void IdSet::erase(Id id) {
@@ -294,6 +301,7 @@ void IdSet::erase(Id lo, Id hi) {
                                          [](Id value, const Range& r) { return value < r.lo; });
     if (first_overlap == past_overlap)
         return;
+    const auto changed = static_cast<std::size_t>(first_overlap - ranges_.begin());
     // What survives is a head of the first overlapping range and a tail of the last.
     std::optional<Range> head;
     std::optional<Range> tail;
@@ -307,6 +315,7 @@ void IdSet::erase(Id lo, Id hi) {
         at = ranges_.insert(at, *tail);
     if (head)
         ranges_.insert(at, *head);
+    recount_from(changed);
 }
 
 IdSet& IdSet::operator|=(const IdSet& other) {
@@ -325,6 +334,7 @@ IdSet& IdSet::operator|=(const IdSet& other) {
             merged.push_back(next_range);
     }
     ranges_ = std::move(merged);
+    recount_from(0);
     return *this;
 }
 
@@ -352,6 +362,7 @@ IdSet& IdSet::operator-=(const IdSet& other) {
             kept.push_back(r);
     }
     ranges_ = std::move(kept);
+    recount_from(0);
     return *this;
 }
 
@@ -371,6 +382,7 @@ IdSet& IdSet::operator&=(const IdSet& other) {
             ++b;
     }
     ranges_ = std::move(common);
+    recount_from(0);
     return *this;
 }
 

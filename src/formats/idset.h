@@ -45,15 +45,15 @@ public:
     std::string str() const { return encode(); }
 
     bool empty() const { return ranges_.empty(); }
-    std::uint64_t count() const;
-    bool contains(Id id) const;  // O(log ranges)
+    std::uint64_t count() const;              // O(1)
+    bool contains(Id id) const;               // O(log ranges)
     bool contains(const IdSet& other) const;  // other is a subset of this
 
     std::optional<Id> first() const;
     std::optional<Id> last() const;
-    std::optional<Id> next(Id after) const;  // smallest member > after
-    std::optional<Id> nth(std::uint64_t n) const;  // 0-based, in ascending order
-    std::optional<std::uint64_t> index_of(Id id) const;  // inverse of nth
+    std::optional<Id> next(Id after) const;              // smallest member > after
+    std::optional<Id> nth(std::uint64_t n) const;        // 0-based, ascending; O(log ranges)
+    std::optional<std::uint64_t> index_of(Id id) const;  // inverse of nth; O(log ranges)
 
     void insert(Id id);
     void insert(Id lo, Id hi);  // inclusive range
@@ -107,7 +107,13 @@ public:
     friend bool operator==(const IdSet&, const IdSet&) = default;
 
 private:
+    // Brings ids_before_ up to date for ranges_[first] onwards.
+    void recount_from(std::size_t first);
+
     std::vector<Range> ranges_;  // sorted, disjoint, never adjacent
+    // ids_before_[i]: how many ids ranges_[0..i) hold, so that count, nth and
+    // index_of need no walk over the ranges.
+    std::vector<std::uint64_t> ids_before_;
 };
 
 }  // namespace gantry
