@@ -336,7 +336,7 @@ int run_main(int argc, char** argv) {
         if (what == "map")
             std::cout << display_map(*map, display);
         else if (what == "map:json")
-            std::cout << to_compact(map_json(*map)) << '\n';
+            std::cout << map_json_text(*map) << '\n';
         else
             std::cout << display_bindings(*map, display);
     }

@@ -73,27 +73,36 @@ std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, 
     const unsigned pes = std::max(request.pes, 1u);
     if (pes > 1)
         return bind_several(topology, free_pus, region, pes, unit);
-    const auto candidates = binding_candidates(topology, *level, region);
-    for (const unsigned index : candidates) {
-        const IdSet& object = topology.object(*level, index).pus;
-        auto cpus = free_cpus(topology, free_pus, object & region, unit, 1);
-        if (cpus.empty())
-            continue;
-        Binding binding;
-        for (const IdSet& cpu : cpus)
-            binding.claimed |= cpu;
-        if (request.to == BindTo::kHwthread)
-            binding.cpus = IdSet{*cpus.front().first()};
-        else
-            binding.cpus = request.snapshot ? object & *request.snapshot : object;
-        if (binding.cpus.empty())
-            binding.cpus = object;
-        return binding;
+    // Objects of one level follow PU order, so the first free CPU of the
+    // region lies in the first object of the level that has one: inside the
+    // region, or holding it when the level is coarser (a GPU's locality).
+    const IdSet candidates = free_pus & region;
+    for (auto pu = candidates.first(); pu;) {
+        IdSet cpu = cpu_of(topology, *pu, unit);
+        const unsigned last = std::max(*pu, *cpu.last());
+        const auto index = topology.object_of(*level, *pu);
+        if (index && free_pus.contains(cpu)) {
+            const IdSet& object = topology.object(*level, *index).pus;
+            if (region.contains(object) || object.contains(region)) {
+                Binding binding{IdSet{}, std::move(cpu)};
+                if (request.to == BindTo::kHwthread)
+                    binding.cpus = IdSet{*pu};
+                else
+                    binding.cpus = request.snapshot ? object & *request.snapshot : object;
+                if (binding.cpus.empty())
+                    binding.cpus = object;
+                return binding;
+            }
+        }
+        pu = candidates.next(last);
     }
-    if (!request.overload || candidates.empty())
+    if (!request.overload)
         return std::nullopt;
     // Overload allowed: share the first object without claiming anything.
-    return Binding{topology.object(*level, candidates.front()).pus, IdSet{}};
+    const auto first = binding_candidates(topology, *level, region);
+    if (first.empty())
+        return std::nullopt;
+    return Binding{topology.object(*level, first.front()).pus, IdSet{}};
 }
 
 }  // namespace gantry::placement

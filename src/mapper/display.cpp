@@ -146,6 +146,37 @@ Json map_json(const JobMap& map) {
             {"tasks", std::move(tasks)}};
 }
 
+std::string map_json_text(const JobMap& map) {
+    // Keys in nlohmann's (sorted) order, so both forms are byte-identical.
+    std::string out = "{\"apps\":";
+    Json apps = map_json(JobMap{{}, map.policy, map.app_sizes, {}})["apps"];
+    out += to_compact(apps) + ",\"nodes\":[";
+    std::vector<std::string> names;
+    for (std::size_t n = 0; n < map.nodes.size(); ++n) {
+        const Node& node = map.nodes[n];
+        names.push_back(Json(node.name).dump());
+        out += (n ? ",{" : "{") + std::string("\"max_slots\":") + std::to_string(node.max_slots) +
+               ",\"name\":" + names.back() + ",\"slots\":" + std::to_string(node.slots) + "}";
+    }
+    out += std::string("],\"oversubscribe\":") + (map.policy.oversubscribe ? "true" : "false") +
+           ",\"tasks\":[";
+    for (std::size_t i = 0; i < map.tasks.size(); ++i) {
+        const Task& task = map.tasks[i];
+        std::string gpus;
+        for (const unsigned g : task.gpus)
+            gpus += (gpus.empty() ? "" : ",") +
+                    Json(map.nodes[task.node].topology.gpus()[g].name).dump();
+        out += (i ? ",{" : "{") + std::string("\"app\":") + std::to_string(task.app) +
+               ",\"app_rank\":" + std::to_string(task.app_rank) + ",\"cpus\":\"" + task.cpus.str() +
+               "\",\"cpus_os\":\"" + task.cpus_os.str() + "\",\"gpus\":[" + gpus +
+               "],\"local_rank\":" + std::to_string(task.local_rank) +
+               ",\"node\":" + names[task.node] +
+               ",\"node_rank\":" + std::to_string(task.node_rank) +
+               ",\"rank\":" + std::to_string(task.rank) + "}";
+    }
+    return out + "]}";
+}
+
 std::string display_bindings(const JobMap& map, const DisplayOptions& options) {
     std::string out;
     for (const Task& task : map.tasks) {

@@ -24,6 +24,9 @@ std::string display_map(const JobMap& map, const DisplayOptions& options = {});
 // app's policy, and per task its rank, app, app rank, node, local and node
 // rank, bound PUs as logical and OS idsets, and GPU names.
 Json map_json(const JobMap& map);
+// The same document as compact text (to_compact(map_json(map))), written
+// directly: a million tasks are too many to build as a Json tree first.
+std::string map_json_text(const JobMap& map);
 
 // --display bindings: one line per task, in rank order, as PRRTE prints
 // them without launching: `Proc <job>[0] Node node0 bound to package[0][core:L0]`

@@ -95,12 +95,14 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
         return policy.error();
 
     JobMap map;
+    map.tasks.reserve(nprocs);
     map.nodes = std::move(nodes);
     map.policy = std::move(*policy);
     std::vector<placement::NodeUsage> usage;
     for (const Node& node : map.nodes)
         usage.push_back(placement::NodeUsage{0, node.topology.all_pus()});
 
+    std::vector<std::pair<IdSet, IdSet>> last_translated(map.nodes.size());
     for (std::size_t k = 0; k < request.apps.size(); ++k) {
         AppPolicy& app_policy = map.policy.apps[k];
         const auto first_rank = static_cast<std::uint32_t>(map.tasks.size());
@@ -120,7 +122,13 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
             task.app = static_cast<std::uint32_t>(k);
             task.app_rank = static_cast<std::uint32_t>(i);
             task.node = p.node;
-            task.cpus_os = map.nodes[p.node].topology.os_pus(p.cpus);
+            // A node's tasks often share a cpuset: translate it once.
+            auto& [cpus, os] = last_translated[p.node];
+            if (!(p.cpus == cpus) || (os.empty() && !cpus.empty())) {
+                cpus = p.cpus;
+                os = map.nodes[p.node].topology.os_pus(p.cpus);
+            }
+            task.cpus_os = os;
             task.cpus = std::move(p.cpus);
             task.gpus = std::move(p.gpus);
             map.tasks.push_back(std::move(task));

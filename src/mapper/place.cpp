@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
 
 #include "mapper/placement.h"
 
@@ -77,7 +78,7 @@ private:
     bool try_place(unsigned n, const Target& target, bool need_cpu = false);
     unsigned fill_node(unsigned n, unsigned budget);
     unsigned sweep_objects(unsigned n, unsigned budget);
-    std::vector<Target> object_targets(unsigned n) const;
+    const std::vector<Target>& object_targets(unsigned n);
 
     Status place_by_slot();
     Status place_by_node(unsigned nprocs);
@@ -99,7 +100,8 @@ private:
     const std::string& label_;
     std::vector<unsigned> eligible_;
     std::vector<IdSet> snapshot_;
-    std::vector<std::size_t> cursor_;  // per node: the next object of its sweep
+    std::vector<std::size_t> cursor_;                     // per node: the next object of its sweep
+    std::map<const void*, std::vector<Target>> targets_;  // by topology
     std::vector<Placed> placed_;
     unsigned remaining_ = 0;
 };
@@ -133,12 +135,19 @@ unsigned AppPlacer::fill_node(unsigned n, unsigned budget) {
     return placed;
 }
 
-std::vector<Target> AppPlacer::object_targets(unsigned n) const {
-    std::vector<Target> targets;
+// The node's objects of the mapping level, built once per topology: nodes
+// given the same topology share it.
+const std::vector<Target>& AppPlacer::object_targets(unsigned n) {
     const Topology& topology = nodes_[n].topology;
+    auto [cached, added] = targets_.try_emplace(topology.objects(ObjectType::kPu).data());
+    std::vector<Target>& targets = cached->second;
+    if (!added)
+        return targets;
     const auto type = mapped_object(policy_.map);
-    if (!type)
-        return {Target{0, topology.all_pus(), {}}};
+    if (!type) {
+        targets.push_back(Target{0, topology.all_pus(), {}});
+        return targets;
+    }
     for (const TopoObject& object : topology.objects(*type))
         if (!object.pus.empty())
             targets.push_back(Target{static_cast<int>(object.logical), object.pus, {}});
@@ -149,7 +158,7 @@ std::vector<Target> AppPlacer::object_targets(unsigned n) const {
 // objects without a free CPU are passed over. When none has one left and the
 // binding was only defaulted, the tasks go on unbound.
 unsigned AppPlacer::sweep_objects(unsigned n, unsigned budget) {
-    const auto targets = object_targets(n);
+    const auto& targets = object_targets(n);
     unsigned placed = 0;
     std::size_t misses = 0;
     bool need_cpu = true;
@@ -523,6 +532,7 @@ Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
         }
     }
     remaining_ = nprocs;
+    placed_.reserve(nprocs);
     if (auto status = check_slots(nprocs); !status)
         return status.error();
     Status status;

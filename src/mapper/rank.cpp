@@ -2,7 +2,6 @@
 // app's first rank is the first one after the previous app's; the policy
 // only orders the app's own tasks (per-app design, section 8).
 #include <algorithm>
-#include <map>
 #include <numeric>
 
 #include "mapper/placement.h"
@@ -10,64 +9,61 @@
 namespace gantry::placement {
 namespace {
 
-// Placement order, grouped by node in node order.
-std::vector<std::size_t> by_slot(std::span<const Placed> placed) {
+// Indices of `placed`, stably sorted by `key`: the groups come out in key
+// order, each in placement order. Sorting (rather than a map of groups)
+// keeps a million one-task groups cheap.
+template <class Key>
+std::vector<std::size_t> sorted_by(std::span<const Placed> placed, Key key) {
     std::vector<std::size_t> order(placed.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return placed[a].node < placed[b].node; });
+                     [&](std::size_t a, std::size_t b) { return key(placed[a]) < key(placed[b]); });
     return order;
 }
 
-// Round robin: one task from each node in turn, skipping nodes that are done.
-std::vector<std::size_t> round_robin(const std::vector<std::vector<std::size_t>>& groups) {
-    std::vector<std::size_t> order;
-    for (std::size_t round = 0;; ++round) {
-        bool any = false;
-        for (const auto& group : groups) {
-            if (round < group.size()) {
-                order.push_back(group[round]);
-                any = true;
-            }
-        }
-        if (!any)
-            return order;
-    }
-}
-
-// Tasks grouped by `key` in key order, placement order within a group.
+// Round robin over the groups of `sorted` (runs of equal key): the first
+// task of each group, then the second of each, and so on.
 template <class Key>
-std::vector<std::vector<std::size_t>> group_by(std::span<const Placed> placed, Key key) {
-    std::map<decltype(key(placed[0])), std::vector<std::size_t>> groups;
-    for (std::size_t i = 0; i < placed.size(); ++i)
-        groups[key(placed[i])].push_back(i);
-    std::vector<std::vector<std::size_t>> out;
-    for (auto& [k, group] : groups)
-        out.push_back(std::move(group));
-    return out;
+std::vector<std::size_t> round_robin(std::span<const Placed> placed,
+                                     const std::vector<std::size_t>& sorted, Key key) {
+    std::vector<std::size_t> starts;
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+        if (i == 0 || key(placed[sorted[i]]) != key(placed[sorted[i - 1]]))
+            starts.push_back(i);
+    std::vector<std::size_t> order;
+    order.reserve(sorted.size());
+    std::vector<std::size_t> next = starts;
+    std::vector<std::size_t> live(starts.size());
+    std::iota(live.begin(), live.end(), 0);
+    while (!live.empty()) {
+        std::vector<std::size_t> still;
+        for (const std::size_t g : live) {
+            const std::size_t end = g + 1 < starts.size() ? starts[g + 1] : sorted.size();
+            order.push_back(sorted[next[g]++]);
+            if (next[g] < end)
+                still.push_back(g);
+        }
+        live = std::move(still);
+    }
+    return order;
 }
 
 }  // namespace
 
 std::vector<std::size_t> ranking_order(std::span<const Placed> placed, RankBy by) {
-    if (placed.empty())
-        return {};
+    const auto node = [](const Placed& p) { return p.node; };
     const auto node_and_object = [](const Placed& p) { return std::pair(p.node, p.object); };
     switch (by) {
         case RankBy::kSlot:
-            return by_slot(placed);
+            return sorted_by(placed, node);
         case RankBy::kNode:
-            return round_robin(group_by(placed, [](const Placed& p) { return p.node; }));
-        case RankBy::kFill: {
-            std::vector<std::size_t> order;
-            for (const auto& group : group_by(placed, node_and_object))
-                order.insert(order.end(), group.begin(), group.end());
-            return order;
-        }
+            return round_robin(placed, sorted_by(placed, node), node);
+        case RankBy::kFill:
+            return sorted_by(placed, node_and_object);
         case RankBy::kSpan:
-            return round_robin(group_by(placed, node_and_object));
+            return round_robin(placed, sorted_by(placed, node_and_object), node_and_object);
     }
-    return by_slot(placed);
+    return sorted_by(placed, node);
 }
 
 }  // namespace gantry::placement

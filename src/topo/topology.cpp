@@ -247,10 +247,23 @@ IdSet Topology::all_pus() const {
 }
 
 IdSet Topology::os_pus(const IdSet& logical_pus) const {
+    // OS numbers often run in the same order: insert them as runs.
     IdSet os;
-    for (const IdSet::Id pu : logical_pus)
-        if (pu < snapshot_->pu_os.size())
-            os.insert(snapshot_->pu_os[pu]);
+    std::optional<IdSet::Range> run;
+    for (const IdSet::Id pu : logical_pus) {
+        if (pu >= snapshot_->pu_os.size())
+            break;
+        const IdSet::Id id = snapshot_->pu_os[pu];
+        if (run && id == run->hi + 1) {
+            run->hi = id;
+            continue;
+        }
+        if (run)
+            os.insert(run->lo, run->hi);
+        run = IdSet::Range{id, id};
+    }
+    if (run)
+        os.insert(run->lo, run->hi);
     return os;
 }
 

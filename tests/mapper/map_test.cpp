@@ -271,6 +271,11 @@ TEST(Display, JsonAndBindings) {
         R"({"app":0,"app_rank":0,"cpus":"0-1","cpus_os":"0-1","gpus":[],"local_rank":0,)"
         R"("node":"n0","node_rank":0,"rank":0},{"app":1,"app_rank":0,"cpus":"","cpus_os":"",)"
         R"("gpus":[],"local_rank":1,"node":"n0","node_rank":1,"rank":1}]})");
+    EXPECT_EQ(map_json_text(*map), to_compact(map_json(*map)));
+    const std::vector<HostSpec> odd = {{"a\"b", 4, 0, false}, {"c", 4, 0, false}};
+    const auto big = map_job(single(16, "hwthread:oversubscribe"), make_nodes(odd, machine()));
+    ASSERT_TRUE(big.ok()) << big.error().str();
+    EXPECT_EQ(map_json_text(*big), to_compact(map_json(*big)));
     EXPECT_EQ(display_bindings(*map, {"j@1", false}),
               "Proc j@1[0] Node n0 bound to package[0][core:L0]\n"
               "Proc j@1[1] Node n0 is UNBOUND\n");
