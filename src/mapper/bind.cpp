@@ -81,10 +81,17 @@ std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, 
         IdSet cpu = cpu_of(topology, *pu, unit);
         const unsigned last = std::max(*pu, *cpu.last());
         const auto index = topology.object_of(*level, *pu);
+        const bool at_limit = index && request.limit > 0 && request.bound &&
+                              *index < request.bound->size() &&
+                              (*request.bound)[*index] >= request.limit;
+        if (index && at_limit) {
+            pu = candidates.next(std::max(last, *topology.object(*level, *index).pus.last()));
+            continue;
+        }
         if (index && free_pus.contains(cpu)) {
             const IdSet& object = topology.object(*level, *index).pus;
             if (region.contains(object) || object.contains(region)) {
-                Binding binding{IdSet{}, std::move(cpu)};
+                Binding binding{IdSet{}, std::move(cpu), static_cast<int>(*index)};
                 if (request.to == BindTo::kHwthread)
                     binding.cpus = IdSet{*pu};
                 else

@@ -51,6 +51,7 @@ public:
                 eligible_.push_back(n);
         }
         cursor_.assign(nodes.size(), 0);
+        bound_.resize(nodes.size());
     }
 
     Result<std::vector<Placed>> place(unsigned nprocs);
@@ -102,6 +103,7 @@ private:
     std::vector<IdSet> snapshot_;
     std::vector<std::size_t> cursor_;                     // per node: the next object of its sweep
     std::map<const void*, std::vector<Target>> targets_;  // by topology
+    std::vector<std::vector<unsigned>> bound_;  // per node: the app's tasks per binding object
     std::vector<Placed> placed_;
     unsigned remaining_ = 0;
 };
@@ -110,9 +112,19 @@ private:
 // binding was only defaulted, so that object sweeps pass over full objects.
 bool AppPlacer::try_place(unsigned n, const Target& target, bool need_cpu) {
     const Node& node = nodes_[n];
-    const BindRequest request{policy_.bind.to, policy_.cpus, std::max(policy_.map.pes, 1u),
-                              policy_.bind.overload.value_or(false), &snapshot_[n]};
+    auto& bound = bound_[n];
+    if (const auto level = bound_object(policy_.bind.to); level && bound.empty())
+        bound.assign(node.topology.count(*level), 0);
+    const BindRequest request{policy_.bind.to,
+                              policy_.cpus,
+                              std::max(policy_.map.pes, 1u),
+                              policy_.bind.overload.value_or(false),
+                              &snapshot_[n],
+                              policy_.bind.limit,
+                              &bound};
     auto binding = bind_in(node.topology, usage_[n].free_pus, target.region, request);
+    if (binding && binding->object >= 0 && static_cast<std::size_t>(binding->object) < bound.size())
+        ++bound[binding->object];
     if (!binding) {
         // A binding nobody asked for never stops a task: it runs unbound.
         if (policy_.bind_given || need_cpu)

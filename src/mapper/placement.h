@@ -29,8 +29,9 @@ struct Placed {
 
 // What binding one task claims and gets.
 struct Binding {
-    IdSet cpus;     // the task's cpuset
-    IdSet claimed;  // the CPUs it takes from the node's free ones
+    IdSet cpus;       // the task's cpuset
+    IdSet claimed;    // the CPUs it takes from the node's free ones
+    int object = -1;  // the object of the binding level it is bound to
 };
 
 struct BindRequest {
@@ -39,6 +40,9 @@ struct BindRequest {
     unsigned pes = 1;                 // CPUs per task
     bool overload = false;            // bind even where no CPU is free
     const IdSet* snapshot = nullptr;  // the node's free PUs when this app started
+    // LIMIT=n: objects already bound to `limit` of the app's tasks are full.
+    unsigned limit = 0;
+    const std::vector<unsigned>* bound = nullptr;  // tasks per object of the level
 };
 
 // Binds one task inside `region` (its mapped object, or the whole node):

@@ -92,6 +92,8 @@ TEST(MapJob, SingleAppPolicies) {
         {"oversubscribed with a binding asked for keeps it",
          single(5, "core:oversubscribe", "", "core"), "n0:2,n1:2",
          "0:n0:0-1 1:n0:2-3 2:n0:4-5 3:n1:0-1 4:n1:2-3"},
+        {"LIMIT=2: two tasks per package, then the next", single(3, "slot", "", "package:limit=2"),
+         "n0:4", "0:n0:0-7 1:n0:0-7 2:n0:8-15"},
         {"nolocal keeps off the local node", single(2, "core:nolocal"), "n0:4,n1:4",
          "0:n1:0-1 1:n1:2-3"},
     };
@@ -100,6 +102,14 @@ TEST(MapJob, SingleAppPolicies) {
         EXPECT_EQ(layout(map_job(c.request, nodes(c.hosts, local ? "n0" : ""))), c.expected)
             << c.name;
     }
+}
+
+// NOLOCAL on app 0 only: app 1 still uses the local node.
+TEST(MapJob, NolocalOnOneAppOnly) {
+    const JobRequest request{directives("core:nolocal"),
+                             {AppRequest{2, {}, ""}, AppRequest{2, directives("core"), ""}}};
+    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4", "n0"))),
+              "0:n1:0-1 1:n1:2-3 2:n0:0-1 3:n0:2-3");
 }
 
 TEST(MapJob, MaxSlotsCapsOversubscription) {
