@@ -12,6 +12,9 @@
 namespace gantry {
 namespace {
 
+// Beyond this a job is a typo, not a program; refuse before allocating.
+constexpr unsigned kMaxTasks = 1u << 26;
+
 std::string app_label(const AppRequest& app, std::size_t index, std::size_t napps) {
     std::string label = "app " + std::to_string(index);
     if (app.nprocs > 0 || !app.command.empty()) {
@@ -88,6 +91,8 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
     unsigned nprocs = 0;
     for (const AppRequest& app : request.apps) {
         own.push_back(app.directives);
+        if (app.nprocs > kMaxTasks - nprocs)
+            return Error("map", "more than " + std::to_string(kMaxTasks) + " tasks in one job");
         nprocs += app.nprocs;
     }
     auto policy = resolve_policies(request.directives, own, nprocs);

@@ -301,8 +301,9 @@ Status AppPlacer::place_by_ppr() {
     }
     if (remaining_ == 0)
         return {};
+    const auto object = mapped_object(policy_.map);
     return Error("map", label_ + ": ppr:" + std::to_string(policy_.map.ppr_count) + ":" +
-                            std::string(to_string(*mapped_object(policy_.map))) + " places " +
+                            std::string(object ? to_string(*object) : "node") + " places " +
                             std::to_string(placed_.size()) + " tasks on " +
                             names_of(nodes_, eligible_) + ", " + std::to_string(remaining_) +
                             " short; give fewer tasks or more nodes");
@@ -524,8 +525,9 @@ Result<std::vector<Placed>> AppPlacer::place_ranked(unsigned nprocs, unsigned fi
 Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
     const MapPolicy& map = policy_.map;
     if (eligible_.empty())
-        return Error("map", label_ + ": no node left to place on (NOLOCAL excludes " +
-                                names_of(nodes_, std::vector<unsigned>{0}) + ")");
+        return Error("map", label_ +
+                                ": NOLOCAL leaves no node to place on; add nodes other "
+                                "than the one gantry runs on");
     if (const auto type = mapped_object(map); type && map.ppr_level != MapBy::kDevice) {
         for (const unsigned n : eligible_)
             if (nodes_[n].topology.count(*type) == 0)
@@ -541,6 +543,17 @@ Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
             nprocs = 0;
             for (const unsigned n : eligible_)
                 nprocs += map.ppr_count * static_cast<unsigned>(object_targets(n).size());
+        } else if (on_devices) {
+            // One task per GPU (or NDEV GPUs; ppr: N per GPU), within the slots.
+            nprocs = 0;
+            for (const unsigned n : eligible_) {
+                const auto ngpus = gpu_order(nodes_[n].topology, map).size();
+                const unsigned per = map.by == MapBy::kPpr ? map.ppr_count : 1;
+                nprocs += std::min<unsigned>(free_slots(n),
+                                             static_cast<unsigned>(ngpus / map.ndev) * per);
+            }
+            if (nprocs == 0)
+                nprocs = 1;  // so that the placer says what is missing
         }
     }
     remaining_ = nprocs;

@@ -251,6 +251,9 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
          "map: job: 1 tasks found no free CPU to bind to on n0 (no-available-cpus); add "
          ":overload-allowed to --bind-to, bind to a coarser level, or give fewer tasks"},
         {single(2, "seq"), "n0:4", "map-by: job: seq needs its file: seq:FILE=path"},
+        {single(5, "ppr:2:node"), "n0:4,n1:4",
+         "map: job: ppr:2:node places 4 tasks on n0, n1, 1 short; give fewer tasks or more nodes"},
+        {single(1u << 27, "core"), "n0:4", "map: more than 67108864 tasks in one job"},
     };
     for (const auto& c : kCases) {
         JobRequest request = c.request;
@@ -289,6 +292,49 @@ TEST(Display, JsonAndBindings) {
     EXPECT_EQ(display_bindings(*map, {"j@1", false}),
               "Proc j@1[0] Node n0 bound to package[0][core:L0]\n"
               "Proc j@1[1] Node n0 is UNBOUND\n");
+}
+
+// Bad input never crashes: policy strings from the words and separators of
+// the grammar, in random order, either parse or fail with one line, and
+// whatever parses maps or fails with one line.
+TEST(MapJob, RandomPoliciesNeverCrash) {
+    const std::vector<std::string> pieces = {"core",     "node",    "slot",
+                                             "package",  "numa",    "l3",
+                                             "hwthread", "ppr",     "pe-list",
+                                             "device",   "seq",     "rankfile",
+                                             "span",     "pe",      "oversubscribe",
+                                             "nolocal",  "hwtcpus", "ordered",
+                                             "shared",   "ndev",    "interleave",
+                                             "gpu",      "file",    ":",
+                                             ":",        ":",       "=",
+                                             "=",        ",",       "-",
+                                             "0",        "1",       "2",
+                                             "9",        "x",       ""};
+    std::uint32_t state = 12345;
+    const auto next = [&] {
+        state = state * 1103515245u + 12345u;
+        return (state >> 16) % pieces.size();
+    };
+    int parsed = 0;
+    for (int i = 0; i < 20000; ++i) {
+        std::string spec;
+        for (int k = 0, n = 1 + i % 6; k < n; ++k)
+            spec += pieces[next()];
+        auto map = parse_map_by(spec);
+        if (!map) {
+            EXPECT_EQ(map.error().str().find('\n'), std::string::npos) << spec;
+            continue;
+        }
+        ++parsed;
+        JobRequest request{Directives{}, {AppRequest{3, {}, ""}}};
+        request.directives.map = *map;
+        const auto result = map_job(request, nodes("n0:2,n1:2"));
+        if (!result)
+            EXPECT_EQ(result.error().str().find('\n'), std::string::npos) << spec;
+        else
+            EXPECT_EQ(result->tasks.size(), 3u) << spec;
+    }
+    EXPECT_GT(parsed, 100);
 }
 
 TEST(Display, BoundTextSplitsPerPackage) {
