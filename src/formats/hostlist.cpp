@@ -369,7 +369,8 @@ namespace {
 // Whether `run` may share the bracket group that `first` opens: a parser
 // applies the first id's width to every id of the group.
 bool fits_group(const Run& first, const Run& run) {
-    return run.numbered && run.prefix == first.prefix && run.suffix == first.suffix &&
+    return first.numbered && run.numbered && run.prefix == first.prefix &&
+           run.suffix == first.suffix &&
            (run.width == first.width || (run.width == 0 && digit_count(run.lo) >= first.width));
 }
 
@@ -392,26 +393,71 @@ void append_elements(std::string& out, const Run& run, std::size_t width, bool& 
     }
 }
 
+// `run` as a member of the group `first` opens. A single host is read by
+// its name alone, with the group's prefix and suffix, so that the encoding
+// does not depend on how the host was first read.
+std::optional<Run> group_member(const Run& first, const Run& run) {
+    if (run.size() > 1)
+        return fits_group(first, run) ? std::optional<Run>(run) : std::nullopt;
+    if (!first.numbered)
+        return std::nullopt;
+    auto reread = split_as(run.name(run.lo), first.prefix, first.suffix);
+    return reread && fits_group(first, *reread) ? reread : std::nullopt;
+}
+
+// How a single host `name` opens a group: the reading that lets `next`
+// join it, else its own (it is then written as it is).
+Run opening_reading(const std::string& name, const Run* next) {
+    if (next && next->numbered && next->size() > 1)
+        if (auto reread = split_as(name, next->prefix, next->suffix))
+            if (fits_group(*reread, *next))
+                return *reread;
+    if (next && next->size() == 1) {
+        const std::string next_name = next->name(next->lo);
+        for (std::size_t end = name.size(); end > 0; --end) {
+            if (!is_digit(name[end - 1]) || (end < name.size() && is_digit(name[end])))
+                continue;
+            std::size_t start = end;
+            while (start > 0 && is_digit(name[start - 1]))
+                --start;
+            const std::string_view prefix = std::string_view(name).substr(0, start);
+            const std::string_view suffix = std::string_view(name).substr(end);
+            const auto reread = split_as(name, prefix, suffix);
+            const auto next_reread = split_as(next_name, prefix, suffix);
+            if (reread && next_reread && fits_group(*reread, *next_reread))
+                return *reread;
+        }
+    }
+    return host_run(name);
+}
+
 }  // namespace
 
 std::string Hostlist::encode() const {
     std::string out;
+    std::vector<Run> group;
     for (std::size_t i = 0; i < runs_.size();) {
-        const Run& first = runs_[i];
+        const Run* next = i + 1 < runs_.size() ? &runs_[i + 1] : nullptr;
+        const Run first =
+            runs_[i].size() == 1 ? opening_reading(runs_[i].name(runs_[i].lo), next) : runs_[i];
+        group.assign(1, first);
         std::size_t end = i + 1;
-        if (first.numbered)
-            while (end < runs_.size() && fits_group(first, runs_[end]))
-                ++end;
+        for (; end < runs_.size(); ++end) {
+            auto member = group_member(first, runs_[end]);
+            if (!member)
+                break;
+            group.push_back(std::move(*member));
+        }
         if (!out.empty())
             out += ',';
-        if (end == i + 1 && first.size() == 1) {
+        if (group.size() == 1 && first.size() == 1) {
             out += first.name(first.lo);
         } else {
             out += first.prefix;
             out += '[';
             bool first_element = true;
-            for (std::size_t k = i; k < end; ++k)
-                append_elements(out, runs_[k], first.width, first_element);
+            for (const Run& member : group)
+                append_elements(out, member, first.width, first_element);
             out += ']';
             out += first.suffix;
         }
