@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "formats/rset.h"
 #include "mapper/display.h"
 #include "mapper/map.h"
 #include "mapper/nodes.h"
@@ -41,6 +42,8 @@ App options:
 Job options:
   -H, --host HOSTS       host[:slots],... (default: this machine, one slot per core)
   --hostfile FILE        PRRTE hostfile: host slots=N max_slots=M
+  --resources R.json     an RFC 20 resource set: one node per rank, its cores
+                         and GPUs only
   --topology TOPOLOGY    give every node this topology: an lstopo XML file or a
                          synthetic description ("package:2 core:8 pu:2")
   --dry-run              map, launch nothing (also --do-not-launch,
@@ -68,6 +71,7 @@ struct RunOptions {
     std::vector<Segment> segments;
     std::string hosts;
     std::string hostfile;
+    std::string resources;
     std::string topology;
     std::string rankfile;
     std::vector<std::string> display;
@@ -86,10 +90,16 @@ bool is_one_of(std::string_view option, std::initializer_list<std::string_view> 
 }
 
 bool takes_value(std::string_view option) {
-    return is_one_of(option,
-                     {"-n", "--n", "-np", "--np", "--map-by", "--mapby", "--rank-by", "--rankby",
-                      "--bind-to", "--bindto", "-H", "--host", "--hostfile", "--machinefile",
-                      "--topology", "--display", "--runtime-options", "--rtos", "--rankfile"});
+    return is_one_of(option, {"-n",          "--n",
+                              "-np",         "--np",
+                              "--map-by",    "--mapby",
+                              "--rank-by",   "--rankby",
+                              "--bind-to",   "--bindto",
+                              "-H",          "--host",
+                              "--hostfile",  "--machinefile",
+                              "--resources", "--topology",
+                              "--display",   "--runtime-options",
+                              "--rtos",      "--rankfile"});
 }
 
 bool is_app_option(std::string_view option) {
@@ -134,6 +144,8 @@ Status apply_job_option(RunOptions& run, std::string_view option, const std::str
         run.hosts = value;
     else if (is_one_of(option, {"--hostfile", "--machinefile"}))
         run.hostfile = value;
+    else if (option == "--resources")
+        run.resources = value;
     else if (option == "--topology")
         run.topology = value;
     else if (option == "--rankfile")
@@ -268,11 +280,29 @@ Result<Topology> load_topology(const std::string& topology) {
     return Topology::from_synthetic(topology);
 }
 
+Result<std::string> read_text(const std::string& path, std::string_view what) {
+    std::ifstream in(path);
+    if (!in)
+        return Error::in(std::string(kDomain), "cannot read the " + std::string(what), path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
 Result<std::vector<Node>> node_pool(const RunOptions& run, const Topology& topology) {
     const CpuUnit cpus = run.hwthread_cpus ? CpuUnit::kHwthread : CpuUnit::kCore;
     const std::string here = local_hostname();
-    if (!run.hosts.empty() && !run.hostfile.empty())
-        return Error(std::string(kDomain), "give -H or --hostfile, not both");
+    if (!run.hosts.empty() + !run.hostfile.empty() + !run.resources.empty() > 1)
+        return Error(std::string(kDomain), "give one of -H, --hostfile and --resources");
+    if (!run.resources.empty()) {
+        auto text = read_text(run.resources, "resource set");
+        if (!text)
+            return text.error();
+        auto resources = ResourceSet::parse(*text);
+        if (!resources)
+            return resources.error();
+        return nodes_from_resources(*resources, topology, cpus, here);
+    }
     if (!run.hosts.empty()) {
         auto hosts = parse_hosts(run.hosts);
         if (!hosts)
@@ -280,12 +310,10 @@ Result<std::vector<Node>> node_pool(const RunOptions& run, const Topology& topol
         return make_nodes(*hosts, topology, cpus, here);
     }
     if (!run.hostfile.empty()) {
-        std::ifstream in(run.hostfile);
-        if (!in)
-            return Error::in(std::string(kDomain), "cannot read the hostfile", run.hostfile);
-        std::ostringstream text;
-        text << in.rdbuf();
-        auto hosts = parse_hostfile(text.str(), run.hostfile);
+        auto text = read_text(run.hostfile, "hostfile");
+        if (!text)
+            return text.error();
+        auto hosts = parse_hostfile(*text, run.hostfile);
         if (!hosts)
             return hosts.error();
         return make_nodes(*hosts, topology, cpus, here);

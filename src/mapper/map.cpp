@@ -105,7 +105,7 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
     map.policy = std::move(*policy);
     std::vector<placement::NodeUsage> usage;
     for (const Node& node : map.nodes)
-        usage.push_back(placement::NodeUsage{0, node.topology.all_pus()});
+        usage.push_back(placement::NodeUsage{0, node.usable_pus()});
 
     std::vector<std::pair<IdSet, IdSet>> last_translated(map.nodes.size());
     for (std::size_t k = 0; k < request.apps.size(); ++k) {

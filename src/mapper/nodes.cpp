@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "formats/rset.h"
+
 namespace gantry {
 namespace {
 
@@ -233,7 +235,9 @@ std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& to
                   host.max_slots,
                   host.slots.has_value(),
                   !local_name.empty() && host.name == local_name,
-                  topology};
+                  topology,
+                  IdSet{},
+                  std::nullopt};
         if (host.all_cpus && !host.slots) {
             node.slots = cpu_count(topology, cpus);
             node.slots_given = true;
@@ -243,8 +247,44 @@ std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& to
     return nodes;
 }
 
+Result<std::vector<Node>> nodes_from_resources(const ResourceSet& resources,
+                                               const Topology& topology, CpuUnit cpus,
+                                               std::string_view local_name) {
+    if (resources.empty())
+        return Error("R", "the resource set has no ranks to map onto");
+    std::vector<Node> nodes;
+    for (const auto& [rank, target] : resources.targets()) {
+        const std::string name =
+            target.hostname.empty() ? "rank" + std::to_string(rank) : target.hostname;
+        IdSet pus;
+        for (const IdSet::Id core : target.cores) {
+            if (core >= topology.ncores())
+                return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has core " +
+                                      std::to_string(core) + " but the topology has " +
+                                      std::to_string(topology.ncores()) + " cores");
+            pus |= topology.object(ObjectType::kCore, core).pus;
+        }
+        for (const IdSet::Id gpu : target.gpus)
+            if (gpu >= topology.ngpus())
+                return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has gpu " +
+                                      std::to_string(gpu) + " but the topology has " +
+                                      std::to_string(topology.ngpus()) + " GPUs");
+        if (pus.empty())
+            return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has no cores");
+        const auto slots =
+            static_cast<unsigned>(cpus == CpuUnit::kHwthread ? pus.count() : target.cores.count());
+        Node node{name,     slots,   0,           true, !local_name.empty() && name == local_name,
+                  topology, IdSet{}, std::nullopt};
+        node.allowed_pus = std::move(pus);
+        node.allowed_gpus = target.gpus;
+        nodes.push_back(std::move(node));
+    }
+    return nodes;
+}
+
 Node local_node(const Topology& topology, std::string_view name, CpuUnit cpus) {
-    return Node{std::string(name), cpu_count(topology, cpus), 0, false, true, topology};
+    return Node{std::string(name), cpu_count(topology, cpus), 0, false, true, topology, IdSet{},
+                std::nullopt};
 }
 
 }  // namespace gantry

@@ -22,6 +22,13 @@ struct Node {
     bool slots_given = false;
     bool local = false;  // the node the launcher runs on (NOLOCAL avoids it)
     Topology topology;
+    // What of the topology the job may use (an allocation's cores and GPUs);
+    // empty / nullopt: all of it.
+    IdSet allowed_pus;
+    std::optional<IdSet> allowed_gpus;
+
+    IdSet usable_pus() const { return allowed_pus.empty() ? topology.all_pus() : allowed_pus; }
+    bool gpu_usable(unsigned gpu) const { return !allowed_gpus || allowed_gpus->contains(gpu); }
 };
 
 // One host as a user named it, before topologies are known.
@@ -46,6 +53,16 @@ Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, std::string_
 // hwthread CPUs).
 std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& topology,
                              CpuUnit cpus = CpuUnit::kCore, std::string_view local_name = "");
+
+class ResourceSet;
+
+// One node per rank of an RFC 20 resource set, named by its host (or
+// "rank<N>"), limited to the rank's cores and GPUs, one slot per core (per
+// PU with hwthread CPUs).
+Result<std::vector<Node>> nodes_from_resources(const ResourceSet& resources,
+                                               const Topology& topology,
+                                               CpuUnit cpus = CpuUnit::kCore,
+                                               std::string_view local_name = "");
 
 // This machine alone, one slot per CPU: what a job gets with no hosts at all.
 Node local_node(const Topology& topology, std::string_view name, CpuUnit cpus = CpuUnit::kCore);

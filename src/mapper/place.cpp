@@ -140,7 +140,7 @@ bool AppPlacer::try_place(unsigned n, const Target& target, bool need_cpu) {
 
 // Node-level placement: up to `budget` tasks on node `n`.
 unsigned AppPlacer::fill_node(unsigned n, unsigned budget) {
-    const Target whole{-1, nodes_[n].topology.all_pus(), {}};
+    const Target whole{-1, nodes_[n].usable_pus(), {}};
     unsigned placed = 0;
     while (placed < budget && remaining_ > 0 && try_place(n, whole))
         ++placed;
@@ -151,18 +151,23 @@ unsigned AppPlacer::fill_node(unsigned n, unsigned budget) {
 // given the same topology share it.
 const std::vector<Target>& AppPlacer::object_targets(unsigned n) {
     const Topology& topology = nodes_[n].topology;
-    auto [cached, added] = targets_.try_emplace(topology.objects(ObjectType::kPu).data());
+    // Nodes limited to part of their topology get their own list.
+    const void* key = nodes_[n].allowed_pus.empty()
+                          ? static_cast<const void*>(topology.objects(ObjectType::kPu).data())
+                          : static_cast<const void*>(&nodes_[n]);
+    auto [cached, added] = targets_.try_emplace(key);
     std::vector<Target>& targets = cached->second;
     if (!added)
         return targets;
     const auto type = mapped_object(policy_.map);
     if (!type) {
-        targets.push_back(Target{0, topology.all_pus(), {}});
+        targets.push_back(Target{0, nodes_[n].usable_pus(), {}});
         return targets;
     }
+    const IdSet usable = nodes_[n].usable_pus();
     for (const TopoObject& object : topology.objects(*type))
-        if (!object.pus.empty())
-            targets.push_back(Target{static_cast<int>(object.logical), object.pus, {}});
+        if (!object.pus.empty() && object.pus.intersects(usable))
+            targets.push_back(Target{static_cast<int>(object.logical), object.pus & usable, {}});
     return targets;
 }
 
@@ -343,11 +348,13 @@ Status AppPlacer::place_on_pe_list() {
 
 // The node's GPUs in the order tasks take them: PCI order, or, with
 // INTERLEAVE, one from each package in turn.
-std::vector<unsigned> gpu_order(const Topology& topology, const MapPolicy& map) {
+std::vector<unsigned> gpu_order(const Node& node, const MapPolicy& map) {
+    const Topology& topology = node.topology;
     std::vector<unsigned> order;
     const auto gpus = topology.gpus();
     for (unsigned g = 0; g < gpus.size(); ++g)
-        if (map.device == "gpu" || gpus[g].name == map.device || gpus[g].uuid == map.device)
+        if (node.gpu_usable(g) &&
+            (map.device == "gpu" || gpus[g].name == map.device || gpus[g].uuid == map.device))
             order.push_back(g);
     if (!map.interleave)
         return order;
@@ -373,7 +380,7 @@ Status AppPlacer::place_on_devices() {
     std::vector<unsigned> without_gpus;
     for (const unsigned n : eligible_) {
         const Topology& topology = nodes_[n].topology;
-        const auto order = gpu_order(topology, map);
+        const auto order = gpu_order(nodes_[n], map);
         const unsigned ngroups = static_cast<unsigned>(order.size()) / map.ndev;
         if (ngroups == 0) {
             without_gpus.push_back(n);
@@ -487,7 +494,7 @@ Result<std::vector<Placed>> AppPlacer::place_sequential(unsigned nprocs,
                 return region.error();
             place_exactly(*n, *region);
             --remaining_;
-        } else if (!try_place(*n, Target{-1, nodes_[*n].topology.all_pus(), {}})) {
+        } else if (!try_place(*n, Target{-1, nodes_[*n].usable_pus(), {}})) {
             return out_of_room().error();
         }
     }
@@ -547,7 +554,7 @@ Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
             // One task per GPU (or NDEV GPUs; ppr: N per GPU), within the slots.
             nprocs = 0;
             for (const unsigned n : eligible_) {
-                const auto ngpus = gpu_order(nodes_[n].topology, map).size();
+                const auto ngpus = gpu_order(nodes_[n], map).size();
                 const unsigned per = map.by == MapBy::kPpr ? map.ppr_count : 1;
                 nprocs += std::min<unsigned>(free_slots(n),
                                              static_cast<unsigned>(ngpus / map.ndev) * per);

@@ -83,6 +83,28 @@ TEST(RunCommand, HostfileAndJson) {
               "\n");
 }
 
+TEST(RunCommand, NodesFromAResourceSet) {
+    const std::string r = ::testing::TempDir() + "/gantry-run-R.json";
+    FILE* f = std::fopen(r.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(R"({"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"6-7"}}],)"
+               R"("nodelist":["n[0-1]"]}})",
+               f);
+    std::fclose(f);
+    const auto result =
+        run_gantry({"run", "--dry-run", "--display", "bindings", "--resources", r, "--topology",
+                    kMachine, "-n", "3", "--map-by", "core", "hostname"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(without_job_id(result.out),
+              "Proc JOB[0] Node n0 bound to package[1][core:L6]\n"
+              "Proc JOB[1] Node n0 bound to package[1][core:L7]\n"
+              "Proc JOB[2] Node n1 bound to package[1][core:L6]\n");
+    const auto both = run_gantry({"run", "--dry-run", "--resources", r, "-H", "a", "x"});
+    EXPECT_EQ(both.exit_code, 2);
+    EXPECT_EQ(both.err, "gantry: run: give one of -H, --hostfile and --resources\n");
+}
+
 TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
     struct Case {
         std::vector<std::string> args;

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/rset.h"
+#include "mapper/map.h"
+
 namespace gantry {
 namespace {
 
@@ -99,6 +102,36 @@ TEST(Nodes, TopologyAndSlots) {
     const Node here = local_node(*topo, "me");
     EXPECT_EQ(here.slots, 8u);
     EXPECT_TRUE(here.local);
+}
+
+// An allocation (RFC 20 R): one node per rank, only its cores and GPUs.
+TEST(Nodes, FromResourceSet) {
+    const auto topo = Topology::from_synthetic("package:2 core:4 pu:2");
+    const auto r = ResourceSet::parse(
+        R"({"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"2-5"}}],)"
+        R"("nodelist":["n[0-1]"]}})");
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    const auto nodes = nodes_from_resources(*r, *topo);
+    ASSERT_TRUE(nodes.ok()) << nodes.error().str();
+    ASSERT_EQ(nodes->size(), 2u);
+    EXPECT_EQ((*nodes)[1].name, "n1");
+    EXPECT_EQ((*nodes)[1].slots, 4u);
+    EXPECT_EQ((*nodes)[1].allowed_pus.str(), "4-11");
+
+    Directives core;
+    core.map = *parse_map_by("core");
+    const auto map = map_job(JobRequest{core, {AppRequest{6, {}, ""}}}, *nodes);
+    ASSERT_TRUE(map.ok()) << map.error().str();
+    std::string cpus;
+    for (const Task& task : map->tasks)
+        cpus += std::to_string(task.node) + ":" + task.cpus.str() + " ";
+    EXPECT_EQ(cpus, "0:4-5 0:6-7 0:8-9 0:10-11 1:4-5 1:6-7 ");
+
+    const auto too_big = ResourceSet::parse(
+        R"({"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0-8"}}]}})");
+    ASSERT_TRUE(too_big.ok()) << too_big.error().str();
+    EXPECT_EQ(nodes_from_resources(*too_big, *topo).error().str(),
+              "R: rank 0 (rank0) has core 8 but the topology has 8 cores");
 }
 
 }  // namespace
