@@ -82,6 +82,14 @@ unsigned JobMap::total_slots() const {
     return total;
 }
 
+TaskMap task_map(const JobMap& map) {
+    std::vector<TaskMap::NodeId> node_of_task;
+    node_of_task.reserve(map.tasks.size());
+    for (const Task& task : map.tasks)
+        node_of_task.push_back(task.node);
+    return TaskMap::from_nodes(node_of_task);
+}
+
 Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
     if (request.apps.empty())
         return Error("map", "the job has no apps");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "formats/idset.h"
+#include "formats/taskmap.h"
 #include "mapper/nodes.h"
 #include "mapper/policy.h"
 #include "util/error.h"
@@ -47,6 +48,9 @@ struct JobMap {
 
     unsigned total_slots() const;
 };
+
+// The job's RFC 34 task map: task (rank) -> index of its node in map.nodes.
+TaskMap task_map(const JobMap& map);
 
 // Maps `request` onto `nodes`. Errors say what does not fit and what to change.
 Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes);

@@ -224,6 +224,15 @@ TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
     EXPECT_EQ(map->tasks[0].cpus_os.str(), map->tasks[0].cpus.str());  // synthetic: same numbers
 }
 
+TEST(MapJob, TaskMapFollowsRanks) {
+    const auto by_node = map_job(single(5, "node"), nodes("n0:4,n1:4"));
+    ASSERT_TRUE(by_node.ok()) << by_node.error().str();
+    EXPECT_EQ(task_map(*by_node).to_raw(), "0,2,4;1,3");
+    const auto by_slot = map_job(single(6, "slot", "", "none"), nodes("n0:4,n1:4"));
+    ASSERT_TRUE(by_slot.ok()) << by_slot.error().str();
+    EXPECT_EQ(task_map(*by_slot).to_json(), "[[0,1,4,1],[1,1,2,1]]");
+}
+
 TEST(MapJob, ErrorsSayWhatDoesNotFit) {
     const struct {
         JobRequest request;
