@@ -4,6 +4,7 @@
 // Policies and output: docs/mapping.md.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -39,9 +40,10 @@ App options:
   --rank-by POLICY       slot|node|fill|span
   --bind-to POLICY       none|hwthread|core|l1cache|l2cache|l3cache|numa|package,
                          then :overload-allowed, :if-supported...
+  -H, --host HOSTS       host[:slots],... (default: this machine, one slot per core);
+                         in a later segment, the only hosts that app uses
+  --hostfile FILE        PRRTE hostfile: host slots=N max_slots=M (per app too)
 Job options:
-  -H, --host HOSTS       host[:slots],... (default: this machine, one slot per core)
-  --hostfile FILE        PRRTE hostfile: host slots=N max_slots=M
   --resources R.json     an RFC 20 resource set: one node per rank, its cores
                          and GPUs only
   --topology TOPOLOGY    give every node this topology: an lstopo XML file or a
@@ -64,6 +66,8 @@ that does not fit; 1 when launching was asked for.)";
 struct Segment {
     unsigned nprocs = 0;
     Directives directives;
+    std::string hosts;     // a later app's own -H
+    std::string hostfile;  // a later app's own --hostfile
     std::vector<std::string> command;
 };
 
@@ -222,6 +226,10 @@ Result<RunOptions> parse_command_line(int argc, char** argv) {
         Status status;
         if (is_app_option(arg))
             status = apply_app_option(segment, arg, value);
+        else if (!first && is_one_of(arg, {"-H", "--host"}))
+            segment.hosts = value;
+        else if (!first && is_one_of(arg, {"--hostfile", "--machinefile"}))
+            segment.hostfile = value;
         else if (!first)
             status = Error(std::string(kDomain),
                            arg + " in app " + std::to_string(run.segments.size() - 1) +
@@ -289,11 +297,31 @@ Result<std::string> read_text(const std::string& path, std::string_view what) {
     return text.str();
 }
 
-Result<std::vector<Node>> node_pool(const RunOptions& run, const Topology& topology) {
+// The hosts of `-H` or a hostfile, when either is given.
+Result<std::vector<HostSpec>> host_specs(const std::string& hosts, const std::string& hostfile) {
+    if (!hosts.empty() && !hostfile.empty())
+        return Error(std::string(kDomain), "give -H or --hostfile, not both");
+    if (!hosts.empty())
+        return parse_hosts(hosts);
+    if (hostfile.empty())
+        return std::vector<HostSpec>{};
+    auto text = read_text(hostfile, "hostfile");
+    if (!text)
+        return text.error();
+    return parse_hostfile(*text, hostfile);
+}
+
+// The job's nodes: the first segment's -H, --hostfile or --resources (this
+// machine when none), then the hosts later apps name that are not among
+// them yet. An app that names hosts uses only those; the others use the
+// job's.
+Result<std::vector<Node>> node_pool(const RunOptions& run, const Topology& topology,
+                                    JobRequest& request) {
     const CpuUnit cpus = run.hwthread_cpus ? CpuUnit::kHwthread : CpuUnit::kCore;
     const std::string here = local_hostname();
     if (!run.hosts.empty() + !run.hostfile.empty() + !run.resources.empty() > 1)
         return Error(std::string(kDomain), "give one of -H, --hostfile and --resources");
+    std::vector<Node> nodes;
     if (!run.resources.empty()) {
         auto text = read_text(run.resources, "resource set");
         if (!text)
@@ -301,24 +329,40 @@ Result<std::vector<Node>> node_pool(const RunOptions& run, const Topology& topol
         auto resources = ResourceSet::parse(*text);
         if (!resources)
             return resources.error();
-        return nodes_from_resources(*resources, topology, cpus, here);
+        auto from_r = nodes_from_resources(*resources, topology, cpus, here);
+        if (!from_r)
+            return from_r.error();
+        nodes = std::move(*from_r);
+    } else {
+        auto job_hosts = host_specs(run.hosts, run.hostfile);
+        if (!job_hosts)
+            return job_hosts.error();
+        nodes = make_nodes(*job_hosts, topology, cpus, here);
     }
-    if (!run.hosts.empty()) {
-        auto hosts = parse_hosts(run.hosts);
-        if (!hosts)
-            return hosts.error();
-        return make_nodes(*hosts, topology, cpus, here);
+    std::vector<std::string> job_names;
+    for (const Node& node : nodes)
+        job_names.push_back(node.name);
+    bool any_app_hosts = false;
+    for (std::size_t k = 1; k < run.segments.size(); ++k) {
+        auto specs = host_specs(run.segments[k].hosts, run.segments[k].hostfile);
+        if (!specs)
+            return specs.error();
+        for (const HostSpec& spec : *specs) {
+            request.apps[k].hosts.push_back(spec.name);
+            const bool known = std::any_of(nodes.begin(), nodes.end(),
+                                           [&](const Node& n) { return n.name == spec.name; });
+            if (!known)
+                nodes.push_back(make_nodes(std::vector<HostSpec>{spec}, topology, cpus, here)[0]);
+        }
+        any_app_hosts = any_app_hosts || !specs->empty();
     }
-    if (!run.hostfile.empty()) {
-        auto text = read_text(run.hostfile, "hostfile");
-        if (!text)
-            return text.error();
-        auto hosts = parse_hostfile(*text, run.hostfile);
-        if (!hosts)
-            return hosts.error();
-        return make_nodes(*hosts, topology, cpus, here);
-    }
-    return std::vector<Node>{local_node(topology, here, cpus)};
+    if (nodes.empty())
+        nodes.push_back(local_node(topology, here, cpus));
+    if (any_app_hosts && !job_names.empty())
+        for (AppRequest& app : request.apps)
+            if (app.hosts.empty())
+                app.hosts = job_names;
+    return nodes;
 }
 
 std::string command_text(const std::vector<std::string>& command) {
@@ -346,12 +390,13 @@ int run_main(int argc, char** argv) {
         const Segment& segment = run->segments[k];
         request.apps.push_back(AppRequest{segment.nprocs,
                                           k == 0 ? Directives{} : segment.directives,
-                                          command_text(segment.command)});
+                                          command_text(segment.command),
+                                          {}});
     }
     auto topology = load_topology(run->topology);
     if (!topology)
         return fail(topology.error());
-    auto nodes = node_pool(*run, *topology);
+    auto nodes = node_pool(*run, *topology, request);
     if (!nodes)
         return fail(nodes.error());
     auto map = map_job(request, std::move(*nodes));

@@ -3,6 +3,7 @@
 // one pass, app after app, each app's ranks contiguous.
 #include "mapper/map.h"
 
+#include <algorithm>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -54,7 +55,7 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
     const MapBy by = policy.map.by;
     if (by != MapBy::kSeq && by != MapBy::kRankfile)
         return placement::place_app(map.nodes, usage, policy, app.nprocs, map.policy.oversubscribe,
-                                    label);
+                                    label, app.hosts);
     if (policy.map.file.empty())
         return Error("map-by", label + ": seq needs its file: seq:FILE=path");
     auto text = read_text(policy.map.file);
@@ -64,13 +65,14 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
         auto lines = parse_seq_file(*text, policy.map.file);
         if (!lines)
             return lines.error();
-        return placement::place_sequential(map.nodes, usage, policy, app.nprocs, *lines, label);
+        return placement::place_sequential(map.nodes, usage, policy, app.nprocs, *lines, label,
+                                           app.hosts);
     }
     auto lines = parse_rankfile(*text, policy.map.file);
     if (!lines)
         return lines.error();
     return placement::place_by_rankfile(map.nodes, usage, policy, app.nprocs, first_rank, *lines,
-                                        label);
+                                        label, app.hosts);
 }
 
 }  // namespace
@@ -97,7 +99,13 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
         return Error("map", "no nodes to map the job onto");
     std::vector<Directives> own;
     unsigned nprocs = 0;
-    for (const AppRequest& app : request.apps) {
+    for (std::size_t k = 0; k < request.apps.size(); ++k) {
+        const AppRequest& app = request.apps[k];
+        for (const std::string& host : app.hosts)
+            if (std::none_of(nodes.begin(), nodes.end(),
+                             [&](const Node& node) { return node.name == host; }))
+                return Error("map", "app " + std::to_string(k) + ": host " + quote(host) +
+                                        " is not one of the job's nodes");
         own.push_back(app.directives);
         if (app.nprocs > kMaxTasks - nprocs)
             return Error("map", "more than " + std::to_string(kMaxTasks) + " tasks in one job");

@@ -20,6 +20,8 @@ struct AppRequest {
     unsigned nprocs = 0;    // 0: as many as the policy derives (one per slot, ppr...)
     Directives directives;  // this app's own; app 0's are the job's (JobRequest)
     std::string command;    // for messages: "./a.out"
+    // The only nodes this app may use (its own -H or --hostfile); empty: all.
+    std::vector<std::string> hosts;
 };
 
 struct JobRequest {

@@ -39,7 +39,7 @@ std::string device_spec(const MapPolicy& map) {
 class AppPlacer {
 public:
     AppPlacer(std::span<const Node> nodes, std::vector<NodeUsage>& usage, AppPolicy& policy,
-              bool oversubscribe, const std::string& label)
+              bool oversubscribe, const std::string& label, std::span<const std::string> hosts)
         : nodes_(nodes),
           usage_(usage),
           policy_(policy),
@@ -47,7 +47,9 @@ public:
           label_(label) {
         for (unsigned n = 0; n < nodes.size(); ++n) {
             snapshot_.push_back(usage[n].free_pus);
-            if (!(policy.map.nolocal && nodes[n].local))
+            const bool named = hosts.empty() ||
+                               std::find(hosts.begin(), hosts.end(), nodes[n].name) != hosts.end();
+            if (named && !(policy.map.nolocal && nodes[n].local))
                 eligible_.push_back(n);
         }
         cursor_.assign(nodes.size(), 0);
@@ -588,8 +590,9 @@ Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
 Result<std::vector<Placed>> place_sequential(std::span<const Node> nodes,
                                              std::vector<NodeUsage>& usage, AppPolicy& policy,
                                              unsigned nprocs, std::span<const SeqLine> lines,
-                                             const std::string& label) {
-    AppPlacer placer(nodes, usage, policy, true, label);
+                                             const std::string& label,
+                                             std::span<const std::string> hosts) {
+    AppPlacer placer(nodes, usage, policy, true, label, hosts);
     return placer.place_sequential(nprocs, lines);
 }
 
@@ -597,15 +600,17 @@ Result<std::vector<Placed>> place_by_rankfile(std::span<const Node> nodes,
                                               std::vector<NodeUsage>& usage, AppPolicy& policy,
                                               unsigned nprocs, unsigned first_rank,
                                               std::span<const RankfileLine> lines,
-                                              const std::string& label) {
-    AppPlacer placer(nodes, usage, policy, true, label);
+                                              const std::string& label,
+                                              std::span<const std::string> hosts) {
+    AppPlacer placer(nodes, usage, policy, true, label, hosts);
     return placer.place_ranked(nprocs, first_rank, lines);
 }
 
 Result<std::vector<Placed>> place_app(std::span<const Node> nodes, std::vector<NodeUsage>& usage,
                                       AppPolicy& policy, unsigned nprocs, bool oversubscribe,
-                                      const std::string& label) {
-    AppPlacer placer(nodes, usage, policy, oversubscribe, label);
+                                      const std::string& label,
+                                      std::span<const std::string> hosts) {
+    AppPlacer placer(nodes, usage, policy, oversubscribe, label, hosts);
     return placer.place(nprocs);
 }
 

@@ -58,23 +58,27 @@ IdSet cpu_of(const Topology& topology, unsigned pu, CpuUnit unit);
 // Places one app's tasks on `nodes`, after what earlier apps used (`usage`,
 // updated). `nprocs` 0 lets the policy decide how many. A defaulted binding
 // is dropped (shown NONE) when the app has to oversubscribe, as in PRRTE.
-// `label` names the app in errors: "app 1 (-n 6 ./b)".
+// `label` names the app in errors: "app 1 (-n 6 ./b)". `hosts`, when not
+// empty, are the only nodes the app may use (its own -H).
 Result<std::vector<Placed>> place_app(std::span<const Node> nodes, std::vector<NodeUsage>& usage,
                                       AppPolicy& policy, unsigned nprocs, bool oversubscribe,
-                                      const std::string& label);
+                                      const std::string& label,
+                                      std::span<const std::string> hosts = {});
 
 // seq: one task per line, in line order, on the line's host and CPUs.
 Result<std::vector<Placed>> place_sequential(std::span<const Node> nodes,
                                              std::vector<NodeUsage>& usage, AppPolicy& policy,
                                              unsigned nprocs, std::span<const SeqLine> lines,
-                                             const std::string& label);
+                                             const std::string& label,
+                                             std::span<const std::string> hosts = {});
 
 // rankfile: ranks first_rank... of the job on the host and CPUs the file gives.
 Result<std::vector<Placed>> place_by_rankfile(std::span<const Node> nodes,
                                               std::vector<NodeUsage>& usage, AppPolicy& policy,
                                               unsigned nprocs, unsigned first_rank,
                                               std::span<const RankfileLine> lines,
-                                              const std::string& label);
+                                              const std::string& label,
+                                              std::span<const std::string> hosts = {});
 
 // The order in which one app's placed tasks take their ranks: indices into
 // `placed`.

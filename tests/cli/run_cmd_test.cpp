@@ -105,6 +105,22 @@ TEST(RunCommand, NodesFromAResourceSet) {
     EXPECT_EQ(both.err, "gantry: run: give one of -H, --hostfile and --resources\n");
 }
 
+// A later app's own -H: only those hosts, added to the job's.
+TEST(RunCommand, PerAppHosts) {
+    const auto result =
+        run_gantry({"run",    "--dry-run", "--display", "bindings", "-H", "n0:3", "--topology",
+                    kMachine, "-n",        "2",         "a",        ":",  "-H",   "n1:2",
+                    "-n",     "2",         "b",         ":",        "-n", "1",    "c"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(without_job_id(result.out),
+              "Proc JOB[0] Node n0 bound to package[0][core:L0]\n"
+              "Proc JOB[1] Node n0 bound to package[0][core:L1]\n"
+              "Proc JOB[2] Node n1 bound to package[0][core:L0]\n"
+              "Proc JOB[3] Node n1 bound to package[0][core:L1]\n"
+              "Proc JOB[4] Node n0 bound to package[0][core:L2]\n");
+}
+
 TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
     struct Case {
         std::vector<std::string> args;
@@ -119,8 +135,8 @@ TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
         {{"run", "--dry-run", "-n", "2"},
          "gantry: run: no command to run (see gantry run --help)\n"},
         {{"run", "--dry-run", "-n", "1", ":", "x"}, "gantry: run: app 0 has no command\n"},
-        {{"run", "--dry-run", "x", ":", "-H", "a", "y"},
-         "gantry: run: -H in app 1's segment: it is the job's; give it before the first "
+        {{"run", "--dry-run", "x", ":", "--topology", "a", "y"},
+         "gantry: run: --topology in app 1's segment: it is the job's; give it before the first "
          "command\n"},
         {{"run", "--dry-run", "--bogus", "x"},
          "gantry: run: unknown option \"--bogus\" (see gantry run --help)\n"},

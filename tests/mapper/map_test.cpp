@@ -37,7 +37,7 @@ Directives directives(std::string_view map, std::string_view rank = "",
 
 JobRequest single(unsigned n, std::string_view map, std::string_view rank = "",
                   std::string_view bind = "") {
-    return JobRequest{directives(map, rank, bind), {AppRequest{n, {}, ""}}};
+    return JobRequest{directives(map, rank, bind), {AppRequest{n, {}, "", {}}}};
 }
 
 // "rank:node:PUs" for every task in rank order; "-" when unbound.
@@ -106,8 +106,9 @@ TEST(MapJob, SingleAppPolicies) {
 
 // NOLOCAL on app 0 only: app 1 still uses the local node.
 TEST(MapJob, NolocalOnOneAppOnly) {
-    const JobRequest request{directives("core:nolocal"),
-                             {AppRequest{2, {}, ""}, AppRequest{2, directives("core"), ""}}};
+    const JobRequest request{
+        directives("core:nolocal"),
+        {AppRequest{2, {}, "", {}}, AppRequest{2, directives("core"), "", {}}}};
     EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4", "n0"))),
               "0:n1:0-1 1:n1:2-3 2:n0:0-1 3:n0:2-3");
 }
@@ -122,8 +123,9 @@ TEST(MapJob, MaxSlotsCapsOversubscription) {
 // The per-app design's warning (15.1): this MPMD job would map differently
 // if app 1's own directives were dropped, so the test catches that loss.
 TEST(MapJob, PerAppDirectivesAreHonoured) {
-    JobRequest request{directives("package"),
-                       {AppRequest{2, {}, "./a"}, AppRequest{2, directives("core"), "./b"}}};
+    JobRequest request{
+        directives("package"),
+        {AppRequest{2, {}, "./a", {}}, AppRequest{2, directives("core"), "./b", {}}}};
     const auto map = map_job(request, nodes("n0:8"));
     // App 1 is mapped by core after app 0 took cores 0 and 4.
     EXPECT_EQ(layout(map), "0:n0:0-7 1:n0:8-15 2:n0:2-3 3:n0:4-5");
@@ -163,8 +165,9 @@ TEST(MapJob, EachPlacerMapsOneAppOfTwo) {
         {"numa", "0:n0:0-1 1:n0:2-3 2:n0:4-15 3:n0:4-15"},
     };
     for (const auto& c : kCases) {
-        const JobRequest request{directives("core"),
-                                 {AppRequest{2, {}, ""}, AppRequest{2, directives(c.app1), ""}}};
+        const JobRequest request{
+            directives("core"),
+            {AppRequest{2, {}, "", {}}, AppRequest{2, directives(c.app1), "", {}}}};
         EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))), c.expected) << c.app1;
     }
 }
@@ -179,8 +182,9 @@ std::string write_file(const std::string& name, const std::string& text) {
 // in file order after app 0's.
 TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
     const std::string seq = write_file("gantry-map-test.seq", "n1\nn0 3\nn1 1:0\n");
-    JobRequest request{directives("core"),
-                       {AppRequest{2, {}, ""}, AppRequest{3, directives("seq:FILE=" + seq), ""}}};
+    JobRequest request{
+        directives("core"),
+        {AppRequest{2, {}, "", {}}, AppRequest{3, directives("seq:FILE=" + seq), "", {}}}};
     EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
               "0:n0:0-1 1:n0:2-3 2:n1:0-15 3:n0:6-7 4:n1:8-9");
     request.apps[1].nprocs = 4;
@@ -191,7 +195,7 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
     // Rankfile ranks are the job's: app 1 holds ranks 2 and 3.
     const std::string rf = write_file(
         "gantry-map-test.rf", "rank 2=n1 slot=1:0-1\nrank 3=+n0 slot=5\nrank 9=n0 slot=0\n");
-    request.apps[1] = AppRequest{2, directives("rankfile:FILE=" + rf), ""};
+    request.apps[1] = AppRequest{2, directives("rankfile:FILE=" + rf), "", {}};
     EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
               "0:n0:0-1 1:n0:2-3 2:n1:8-11 3:n0:10-11");
     request.apps[1].nprocs = 3;
@@ -203,8 +207,8 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
 }
 
 TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
-    const JobRequest request{directives("node"),
-                             {AppRequest{3, {}, ""}, AppRequest{2, directives("slot"), ""}}};
+    const JobRequest request{
+        directives("node"), {AppRequest{3, {}, "", {}}, AppRequest{2, directives("slot"), "", {}}}};
     const auto map = map_job(request, nodes("n0:4,n1:4"));
     ASSERT_TRUE(map.ok()) << map.error().str();
     ASSERT_EQ(map->tasks.size(), 5u);
@@ -222,6 +226,18 @@ TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
             << i;
     }
     EXPECT_EQ(map->tasks[0].cpus_os.str(), map->tasks[0].cpus.str());  // synthetic: same numbers
+}
+
+// An app's own hosts: it uses only those; the other apps all nodes.
+TEST(MapJob, PerAppHosts) {
+    JobRequest request{directives("node"),
+                       {AppRequest{2, {}, "", {}}, AppRequest{2, {}, "", {"n1"}}}};
+    // NUMA binding (4 tasks): app 1's leaves out the core app 0 took on n1.
+    EXPECT_EQ(layout(map_job(request, nodes("n0:2,n1:3"))),
+              "0:n0:0-15 1:n1:0-15 2:n1:2-15 3:n1:2-15");
+    request.apps[1].hosts = {"n9"};
+    EXPECT_EQ(layout(map_job(request, nodes("n0:2,n1:2"))),
+              "map: app 1: host \"n9\" is not one of the job's nodes");
 }
 
 TEST(MapJob, TaskMapFollowsRanks) {
@@ -242,7 +258,8 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
         {single(9, "core"), "n0:4,n1:4",
          "map: job: there are not enough slots available: 9 tasks do not fit in the 8 free slots "
          "of n0, n1; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks"},
-        {JobRequest{directives("core"), {AppRequest{3, {}, "./a"}, AppRequest{6, {}, "./b"}}},
+        {JobRequest{directives("core"),
+                    {AppRequest{3, {}, "./a", {}}, AppRequest{6, {}, "./b", {}}}},
          "n0:4,n1:4",
          "map: app 1 (-n 6 ./b): there are not enough slots available: 6 tasks do not fit in "
          "the 5 free slots of n0, n1; add :OVERSUBSCRIBE to the job's --map-by or give fewer "
@@ -281,7 +298,7 @@ TEST(MapJob, OverloadAllowedSharesCpus) {
 TEST(Display, JsonAndBindings) {
     const JobRequest request{
         directives("core"),
-        {AppRequest{1, {}, ""}, AppRequest{1, directives("slot", "", "none"), ""}}};
+        {AppRequest{1, {}, "", {}}, AppRequest{1, directives("slot", "", "none"), "", {}}}};
     const auto map = map_job(request, nodes("n0:2"));
     ASSERT_TRUE(map.ok()) << map.error().str();
     EXPECT_EQ(
@@ -335,7 +352,7 @@ TEST(MapJob, RandomPoliciesNeverCrash) {
             continue;
         }
         ++parsed;
-        JobRequest request{Directives{}, {AppRequest{3, {}, ""}}};
+        JobRequest request{Directives{}, {AppRequest{3, {}, "", {}}}};
         request.directives.map = *map;
         const auto result = map_job(request, nodes("n0:2,n1:2"));
         if (!result)
