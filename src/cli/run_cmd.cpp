@@ -50,7 +50,7 @@ Job options:
                          synthetic description ("package:2 core:8 pu:2")
   --dry-run              map, launch nothing (also --do-not-launch,
                          --runtime-options donotlaunch)
-  --display WHAT         map, map:json, bindings (comma-separated)
+  --display WHAT         map, map:json, map:svg=FILE, bindings (comma-separated)
   --display-map, --report-bindings, --oversubscribe, --nolocal,
   --use-hwthread-cpus, --rankfile FILE    the spellings mpirun users know
 
@@ -157,10 +157,12 @@ Status apply_job_option(RunOptions& run, std::string_view option, const std::str
     else if (option == "--display") {
         std::istringstream items(value);
         for (std::string item; std::getline(items, item, ',');) {
-            if (!is_one_of(item, {"map", "map:json", "bindings"}))
-                return Error::in(std::string(kDomain),
-                                 "--display shows map, map:json or bindings, not " + quote(item),
-                                 value);
+            const bool svg = item.starts_with("map:svg=") && item.size() > 8;
+            if (!svg && !is_one_of(item, {"map", "map:json", "bindings"}))
+                return Error::in(
+                    std::string(kDomain),
+                    "--display shows map, map:json, map:svg=FILE or bindings, not " + quote(item),
+                    value);
             run.display.push_back(item);
         }
     } else if (is_one_of(option, {"--runtime-options", "--rtos"})) {
@@ -410,7 +412,15 @@ int run_main(int argc, char** argv) {
             std::cout << display_map(*map, display);
         else if (what == "map:json")
             std::cout << map_json_text(*map) << '\n';
-        else
+        else if (what.starts_with("map:svg=")) {
+            const std::string path = what.substr(8);
+            std::ofstream file(path);
+            file << map_svg(*map);
+            if (!file) {
+                std::cerr << "gantry: run: cannot write the map to " << quote(path) << '\n';
+                return kExitRuntime;
+            }
+        } else
             std::cout << display_bindings(*map, display);
     }
     if (!run->dry_run) {

@@ -177,6 +177,117 @@ std::string map_json_text(const JobMap& map) {
     return out + "]}";
 }
 
+namespace {
+
+constexpr int kCore = 28;  // a core's square, in pixels
+constexpr int kGap = 4;
+constexpr int kPerRow = 16;  // cores per row inside a package
+constexpr int kTitle = 20;   // room for a box's title
+
+// Ranks spread around the colour wheel by the golden angle, so that
+// neighbouring ranks never look alike.
+std::string rank_colour(std::uint32_t rank) {
+    return "hsl(" + std::to_string((rank * 137) % 360) + ",70%,70%)";
+}
+
+std::string svg_text(int x, int y, const std::string& text, int size) {
+    return "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) +
+           "\" font-family=\"monospace\" font-size=\"" + std::to_string(size) + "\">" + text +
+           "</text>\n";
+}
+
+std::string svg_rect(int x, int y, int w, int h, const std::string& fill) {
+    return "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
+           std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" fill=\"" + fill +
+           "\" stroke=\"black\"/>\n";
+}
+
+std::string xml_escaped(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        switch (c) {
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '&':
+                out += "&amp;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+// Draws node `n` at (x, y); returns its height.
+int draw_node(const JobMap& map, std::size_t n, const std::vector<const Task*>& tasks, int x, int y,
+              std::string& out) {
+    const Topology& topology = map.nodes[n].topology;
+    std::vector<std::vector<std::uint32_t>> ranks_of_core(topology.ncores());
+    for (const Task* task : tasks) {
+        for (const IdSet::Id pu : task->cpus) {
+            const auto core = topology.object_of(ObjectType::kCore, pu);
+            if (core && (ranks_of_core[*core].empty() || ranks_of_core[*core].back() != task->rank))
+                ranks_of_core[*core].push_back(task->rank);
+        }
+    }
+    std::string body;
+    int height = kTitle;
+    int width = 0;
+    for (const TopoObject& package : topology.objects(ObjectType::kPackage)) {
+        const auto cores = topology.objects_within(ObjectType::kCore, package.pus);
+        const int rows = (static_cast<int>(cores.size()) + kPerRow - 1) / kPerRow;
+        const int columns = std::min<int>(kPerRow, std::max<int>(1, cores.size()));
+        const int px = x + kGap;
+        const int py = y + height;
+        const int pw = columns * (kCore + kGap) + kGap;
+        const int ph = kTitle + rows * (kCore + kGap) + kGap;
+        body += svg_rect(px, py, pw, ph, "#f4f4f4");
+        body += svg_text(px + kGap, py + 14, "package " + std::to_string(package.logical), 12);
+        for (std::size_t i = 0; i < cores.size(); ++i) {
+            const int cx = px + kGap + static_cast<int>(i % kPerRow) * (kCore + kGap);
+            const int cy = py + kTitle + static_cast<int>(i / kPerRow) * (kCore + kGap);
+            const auto& ranks = ranks_of_core[cores[i]];
+            body += svg_rect(cx, cy, kCore, kCore, ranks.empty() ? "white" : rank_colour(ranks[0]));
+            if (!ranks.empty())
+                body += svg_text(cx + 3, cy + 18,
+                                 std::to_string(ranks[0]) + (ranks.size() > 1 ? "+" : ""), 10);
+        }
+        height += ph + kGap;
+        width = std::max(width, pw + 2 * kGap);
+    }
+    out += svg_rect(x, y, width, height, "none");
+    out += svg_text(
+        x + kGap, y + 15,
+        xml_escaped(map.nodes[n].name) + " (" + std::to_string(tasks.size()) + " tasks)", 13);
+    out += body;
+    return height;
+}
+
+}  // namespace
+
+std::string map_svg(const JobMap& map) {
+    std::vector<std::vector<const Task*>> by_node(map.nodes.size());
+    for (const Task& task : map.tasks)
+        by_node[task.node].push_back(&task);
+    std::string body;
+    int y = kGap;
+    for (std::size_t n = 0; n < map.nodes.size(); ++n) {
+        if (by_node[n].empty())
+            continue;
+        y += draw_node(map, n, by_node[n], kGap, y, body) + kGap;
+    }
+    const int width = 2 * kGap + 2 * kGap + kPerRow * (kCore + kGap) + kGap;
+    return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
+           "\" height=\"" + std::to_string(y) + "\">\n" + body + "</svg>\n";
+}
+
 std::string display_bindings(const JobMap& map, const DisplayOptions& options) {
     std::string out;
     for (const Task& task : map.tasks) {

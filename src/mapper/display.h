@@ -33,6 +33,11 @@ std::string map_json_text(const JobMap& map);
 // or `... is UNBOUND`.
 std::string display_bindings(const JobMap& map, const DisplayOptions& options = {});
 
+// --display map:svg=FILE: one box per node that has tasks, its packages and
+// cores inside; each core is coloured and labelled by the rank bound to it
+// ("3+" when several share it; unbound tasks colour nothing).
+std::string map_svg(const JobMap& map);
+
 // One task's cpuset as PRRTE prints it: `package[0][core:L0-3]`, one
 // `package[p][...]` per package it touches, `hwt:L...` with hwthread CPUs;
 // `N/A` when unbound.

@@ -141,7 +141,8 @@ TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
         {{"run", "--dry-run", "--bogus", "x"},
          "gantry: run: unknown option \"--bogus\" (see gantry run --help)\n"},
         {{"run", "--dry-run", "--display", "svg", "x"},
-         "gantry: run: --display shows map, map:json or bindings, not \"svg\" in \"svg\"\n"},
+         "gantry: run: --display shows map, map:json, map:svg=FILE or bindings, not \"svg\" in "
+         "\"svg\"\n"},
         {{"run", "--dry-run", "-H", "a:2", "--topology", kMachine, "-n", "3", "x"},
          "gantry: map: app 0 (-n 3 x): there are not enough slots available: 3 tasks do not fit "
          "in the 2 free slots of a; add :OVERSUBSCRIBE to the job's --map-by or give fewer "
@@ -160,6 +161,24 @@ TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
         EXPECT_EQ(result.out, "");
         EXPECT_EQ(result.err, c.err);
     }
+}
+
+TEST(RunCommand, SvgMapIsWritten) {
+    const std::string svg = ::testing::TempDir() + "/gantry-run-map.svg";
+    std::remove(svg.c_str());
+    const auto result = run_gantry({"run", "--dry-run", "--display", "map:svg=" + svg, "-H", "a:2",
+                                    "--topology", kMachine, "-n", "2", "x"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out, "");
+    const std::string text = read_file(svg);
+    EXPECT_EQ(text.substr(0, 40), "<svg xmlns=\"http://www.w3.org/2000/svg\" ");
+    EXPECT_NE(text.find(">a (2 tasks)</text>"), std::string::npos);
+    const auto unwritable =
+        run_gantry({"run", "--dry-run", "--display", "map:svg=/nonexistent/m.svg", "-H", "a:2",
+                    "--topology", kMachine, "x"});
+    EXPECT_EQ(unwritable.exit_code, 1);
+    EXPECT_EQ(unwritable.err, "gantry: run: cannot write the map to \"/nonexistent/m.svg\"\n");
 }
 
 TEST(RunCommand, WithoutDryRunNothingIsLaunched) {

@@ -363,6 +363,29 @@ TEST(MapJob, RandomPoliciesNeverCrash) {
     EXPECT_GT(parsed, 100);
 }
 
+TEST(Display, SvgColoursCoresByRank) {
+    const auto topology = *Topology::from_synthetic("package:1 core:2 pu:1");
+    const std::vector<HostSpec> hosts = {{"n<0>", 2, 0, false}};
+    const auto map = map_job(single(1, "core"), make_nodes(hosts, topology));
+    ASSERT_TRUE(map.ok()) << map.error().str();
+    EXPECT_EQ(map_svg(*map),
+              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"532\" height=\"88\">\n"
+              "<rect x=\"4\" y=\"4\" width=\"76\" height=\"80\" fill=\"none\" "
+              "stroke=\"black\"/>\n"
+              "<text x=\"8\" y=\"19\" font-family=\"monospace\" font-size=\"13\">n&lt;0&gt; (1 "
+              "tasks)</text>\n"
+              "<rect x=\"8\" y=\"24\" width=\"68\" height=\"56\" fill=\"#f4f4f4\" "
+              "stroke=\"black\"/>\n"
+              "<text x=\"12\" y=\"38\" font-family=\"monospace\" font-size=\"12\">package "
+              "0</text>\n"
+              "<rect x=\"12\" y=\"44\" width=\"28\" height=\"28\" fill=\"hsl(0,70%,70%)\" "
+              "stroke=\"black\"/>\n"
+              "<text x=\"15\" y=\"62\" font-family=\"monospace\" font-size=\"10\">0</text>\n"
+              "<rect x=\"44\" y=\"44\" width=\"28\" height=\"28\" fill=\"white\" "
+              "stroke=\"black\"/>\n"
+              "</svg>\n");
+}
+
 TEST(Display, BoundTextSplitsPerPackage) {
     EXPECT_EQ(bound_text(machine(), IdSet{}, CpuUnit::kCore), "N/A");
     EXPECT_EQ(bound_text(machine(), IdSet::range(6, 9), CpuUnit::kCore),
