@@ -212,7 +212,11 @@ Status AppPlacer::out_of_room() const {
 }
 
 // The rest, evenly over the nodes: the first `left % nodes` get one more.
+// Only an oversubscribing job gets here with tasks left; otherwise they are
+// the ones the nodes' CPUs could not take.
 Status AppPlacer::spread_rest(const std::function<unsigned(unsigned, unsigned)>& place_on) {
+    if (remaining_ > 0 && !oversubscribe_)
+        return out_of_room();
     while (remaining_ > 0) {
         std::vector<unsigned> open;
         for (const unsigned n : eligible_)
