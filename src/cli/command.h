@@ -2,12 +2,15 @@
 // arguments or stdin, and how errors end a command.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "formats/idset.h"
 #include "util/error.h"
 
 namespace gantry::cli {
@@ -31,7 +34,18 @@ int fail(std::string_view domain, std::string_view message);
 
 // Parses argv with CLI11. Returns an exit code when the command should stop
 // now (--help printed: 0; bad options: one line on stderr, 2), else nothing.
+// Usage lines read `gantry NAME ...`, for the command and its subcommands.
 std::optional<int> parse_options(CLI::App& app, int argc, char** argv);
+
+// `\n`, `\t` and `\\` in a --delimiter value, so that `-d '\n'` works as in flux.
+std::string unescape_delimiter(std::string_view text);
+
+// The 0-based positions that an --nth value selects among `count` items, as
+// flux hostlist reads it: an idset of indices, or `-` and an idset counted
+// from the end (`-1` is the last). `noun` names the items in messages
+// ("id", "host"); errors are in `domain`.
+Result<IdSet> nth_positions(std::string_view domain, std::string_view noun, std::string_view text,
+                            std::uint64_t count);
 
 // The command's input: its positional arguments when there are any, else
 // stdin split on whitespace (so `echo 1-3 | gantry idset` works).

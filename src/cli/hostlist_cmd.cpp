@@ -77,37 +77,7 @@ struct Options {
     }
 };
 
-// CLI11 prints the app's own name in the usage line; ours is a subcommand.
-class Formatter : public CLI::Formatter {
-public:
-    std::string make_usage(const CLI::App* app, std::string name) const override {
-        return CLI::Formatter::make_usage(app, "gantry " + name);
-    }
-};
-
-// `\n`, `\t` and `\\` in a --delimiter, so that `-d '\n'` works as in flux.
-std::string unescape(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '\\' || i + 1 == text.size()) {
-            out += text[i];
-            continue;
-        }
-        const char next = text[++i];
-        if (next == 'n')
-            out += '\n';
-        else if (next == 't')
-            out += '\t';
-        else if (next == '\\')
-            out += '\\';
-        else
-            out += {'\\', next};
-    }
-    return out;
-}
-
 void define_options(CLI::App& app, Options& options) {
-    app.formatter(std::make_shared<Formatter>());
     app.footer(std::string(kExamples));
     app.add_option("HOSTLIST", options.hostlists,
                    "Hostlists, appended in order; with none, whitespace-separated hostlists are "
@@ -250,45 +220,6 @@ Result<Hostlist> excluded(Hostlist list, const std::vector<std::string>& values)
     return list;
 }
 
-Error nth_error(std::string message, std::string_view text, std::optional<std::size_t> offset) {
-    message = "--nth: " + message;
-    if (offset)
-        return Error::at(std::string(kDomain), std::move(message), text, *offset);
-    return Error::in(std::string(kDomain), std::move(message), text);
-}
-
-// Turns the --nth text into 0-based positions in a list of `count` hosts.
-Result<IdSet> positions_from(std::string_view text, std::size_t count) {
-    const bool from_end = text.starts_with('-');
-    const std::string_view body = from_end ? text.substr(1) : text;
-    const auto indices = IdSet::parse(body);
-    if (!indices) {
-        const auto& offset = indices.error().offset();
-        return nth_error(indices.error().message(), text,
-                         offset ? std::optional(*offset + (from_end ? 1 : 0)) : std::nullopt);
-    }
-    if (indices->empty())
-        return nth_error("no index given", text, std::nullopt);
-    const std::string size = "for a list of " + std::to_string(count) + " hosts";
-    if (!from_end) {
-        if (*indices->last() >= count)
-            return nth_error(
-                "index " + std::to_string(*indices->last()) + " is out of range " + size, text,
-                std::nullopt);
-        return *indices;
-    }
-    if (indices->contains(0))
-        return nth_error("index -0 is not a position; -1 is the last host", text, std::nullopt);
-    if (*indices->last() > count)
-        return nth_error("index -" + std::to_string(*indices->last()) + " is out of range " + size,
-                         text, std::nullopt);
-    IdSet positions;  // -k is position count - k
-    for (const IdSet::Range& range : indices->ranges())
-        positions.insert(static_cast<IdSet::Id>(count - range.hi),
-                         static_cast<IdSet::Id>(count - range.lo));
-    return positions;
-}
-
 Result<Hostlist> limited(const Hostlist& list, long long limit) {
     if (limit == 0)
         return error("--limit: 0 keeps no host; give N > 0 for the first N, N < 0 for the last N");
@@ -314,7 +245,7 @@ Result<Hostlist> transformed(Hostlist list, const Options& options) {
     if (options.uniq)
         list.uniq();
     if (options.nth) {
-        const auto positions = positions_from(*options.nth, list.count());
+        const auto positions = nth_positions(kDomain, "host", *options.nth, list.count());
         if (!positions)
             return positions.error();
         list = hosts_at(list, *positions);
@@ -355,7 +286,7 @@ Result<std::vector<std::string>> indices_of(const Hostlist& list, std::string_vi
 }
 
 int print(const Hostlist& result, const Options& options) {
-    const std::string delimiter = unescape(options.delimiter);
+    const std::string delimiter = unescape_delimiter(options.delimiter);
     std::string text;
     if (options.quiet)
         return result.empty() ? kExitNo : kExitOk;

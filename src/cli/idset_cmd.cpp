@@ -77,37 +77,7 @@ struct Options {
     }
 };
 
-// CLI11 prints the app's own name in the usage line; ours is a subcommand.
-class Formatter : public CLI::Formatter {
-public:
-    std::string make_usage(const CLI::App* app, std::string name) const override {
-        return CLI::Formatter::make_usage(app, "gantry " + name);
-    }
-};
-
-// `\n`, `\t` and `\\` in a --delimiter, so that `-d '\n'` works as in flux.
-std::string unescape(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '\\' || i + 1 == text.size()) {
-            out += text[i];
-            continue;
-        }
-        const char next = text[++i];
-        if (next == 'n')
-            out += '\n';
-        else if (next == 't')
-            out += '\t';
-        else if (next == '\\')
-            out += '\\';
-        else
-            out += {'\\', next};
-    }
-    return out;
-}
-
 void define_options(CLI::App& app, Options& options) {
-    app.formatter(std::make_shared<Formatter>());
     app.footer(std::string(kExamples));
     app.add_option("IDSET", options.idsets,
                    "Idsets to combine; with none, whitespace-separated idsets are read from stdin");
@@ -205,47 +175,6 @@ IdSet ids_at(const IdSet& set, const IdSet& positions) {
     return ids;
 }
 
-Error nth_error(std::string message, std::string_view text, std::optional<std::size_t> offset) {
-    message = "--nth: " + message;
-    if (offset)
-        return Error::at(std::string(kDomain), std::move(message), text, *offset);
-    return Error::in(std::string(kDomain), std::move(message), text);
-}
-
-// Turns the --nth text into 0-based positions in a set of `count` ids.
-Result<IdSet> positions_from(std::string_view text, std::uint64_t count) {
-    const bool from_end = text.starts_with('-');
-    const std::string_view body = from_end ? text.substr(1) : text;
-    const auto indices = IdSet::parse(body);
-    if (!indices) {
-        const auto& offset = indices.error().offset();
-        return nth_error(indices.error().message(), text,
-                         offset ? std::optional(*offset + (from_end ? 1 : 0)) : std::nullopt);
-    }
-    if (indices->empty())
-        return nth_error("no index given", text, std::nullopt);
-    const std::string size = "for a set of " + std::to_string(count) + " ids";
-    if (!from_end) {
-        if (*indices->last() >= count)
-            return nth_error(
-                "index " + std::to_string(*indices->last()) + " is out of range " + size, text,
-                std::nullopt);
-        return *indices;
-    }
-    if (indices->contains(0))
-        return nth_error("index -0 is not a position; -1 is the last id", text, std::nullopt);
-    if (*indices->last() > count)
-        return nth_error("index -" + std::to_string(*indices->last()) + " is out of range " + size,
-                         text, std::nullopt);
-    // -k is position count - k; walk the ranges backwards to append in order.
-    IdSet positions;
-    const auto ranges = indices->ranges();
-    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it)
-        positions.insert(static_cast<IdSet::Id>(count - it->hi),
-                         static_cast<IdSet::Id>(count - it->lo));
-    return positions;
-}
-
 Result<IdSet> selected(const IdSet& set, const Options& options) {
     if (options.first)
         return set.empty() ? IdSet{} : IdSet{*set.first()};
@@ -253,7 +182,7 @@ Result<IdSet> selected(const IdSet& set, const Options& options) {
         return set.empty() ? IdSet{} : IdSet{*set.last()};
     if (!options.nth)
         return set;
-    const auto positions = positions_from(*options.nth, set.count());
+    const auto positions = nth_positions(kDomain, "id", *options.nth, set.count());
     if (!positions)
         return positions.error();
     return ids_at(set, *positions);
@@ -288,7 +217,7 @@ int print(const IdSet& result, const Options& options) {
     if (options.count)
         std::cout << result.count() << '\n';
     else if (options.expand)
-        write_expanded(std::cout, result, unescape(options.delimiter), options.brackets);
+        write_expanded(std::cout, result, unescape_delimiter(options.delimiter), options.brackets);
     else
         std::cout << result.encode({.ranges = true, .brackets = options.brackets}) << '\n';
     std::cout.flush();

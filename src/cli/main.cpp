@@ -49,6 +49,6 @@ int main(int argc, char** argv) {
     for (const auto& sub : kSubcommands)
         if (sub.name == name)
             return sub.main(argc - 1, argv + 1);
-    return gantry::cli::fail("gantry", "unknown command \"" + std::string(name) +
-                                           "\" (run gantry --help)");
+    return gantry::cli::fail("gantry",
+                             "unknown command \"" + std::string(name) + "\" (run gantry --help)");
 }

@@ -40,14 +40,6 @@ given as arguments. Run `gantry R SUBCOMMAND --help` for each subcommand.
 Exit status: 0 on success; 1 when `verify` finds resources missing; 2 on a bad
 R document or bad options.)";
 
-// CLI11 prints the app's own name in the usage line; ours is a subcommand.
-class Formatter : public CLI::Formatter {
-public:
-    std::string make_usage(const CLI::App* app, std::string name) const override {
-        return CLI::Formatter::make_usage(app, "gantry " + name);
-    }
-};
-
 struct EncodeOptions {
     std::optional<std::string> ranks;
     std::optional<std::string> cores;
@@ -525,7 +517,6 @@ default, core, gpu and hostname.)");
 
 int rset_main(int argc, char** argv) {
     CLI::App app("Encode, decode and combine RFC 20 resource sets (R).", "R");
-    app.formatter(std::make_shared<Formatter>());
     app.footer(std::string(kExamples));
     app.require_subcommand(1);
     Options options;

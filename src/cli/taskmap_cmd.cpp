@@ -66,14 +66,6 @@ struct Options {
     bool distribution() const { return block || cyclic > 0; }
 };
 
-// CLI11 prints the app's own name in the usage line; ours is a subcommand.
-class Formatter : public CLI::Formatter {
-public:
-    std::string make_usage(const CLI::App* app, std::string name) const override {
-        return CLI::Formatter::make_usage(app, "gantry " + name);
-    }
-};
-
 // Counts on the command line: 1 or more, said plainly.
 const CLI::Validator kAtLeastOne(
     [](std::string& text) -> std::string {
@@ -83,7 +75,6 @@ const CLI::Validator kAtLeastOne(
     "N>=1");
 
 void define_options(CLI::App& app, Options& options) {
-    app.formatter(std::make_shared<Formatter>());
     app.footer(std::string(kExamples));
     auto* map =
         app.add_option("MAP", options.map, "A task map in any form; read from stdin when absent");

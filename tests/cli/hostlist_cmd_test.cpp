@@ -127,10 +127,10 @@ struct Failure {
 const std::vector<Failure> kFailures = {
     // flux: "invalid index"; gantry says which and why.
     {{"hostlist", "-n", "10", "foo[1-10]"},
-     "gantry: hostlist: --nth: index 10 is out of range for a list of 10 hosts in \"10\"\n",
+     "gantry: hostlist: --nth: index 10 is out of range for 10 hosts in \"10\"\n",
      2},
     {{"hostlist", "-n", "-11", "foo[1-10]"},
-     "gantry: hostlist: --nth: index -11 is out of range for a list of 10 hosts in \"-11\"\n",
+     "gantry: hostlist: --nth: index -11 is out of range for 10 hosts in \"-11\"\n",
      2},
     {{"hostlist", "-n", "-0", "foo[1-10]"},
      "gantry: hostlist: --nth: index -0 is not a position; -1 is the last host in \"-0\"\n",
