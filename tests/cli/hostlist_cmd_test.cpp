@@ -100,21 +100,13 @@ const std::vector<Case> kRuns = {
 };
 
 TEST(HostlistCommand, FluxCases) {
-    for (const auto& c : kFluxCases) {
-        const auto r = run_gantry(c.args, c.input);
-        EXPECT_EQ(r.out, c.out) << testing::PrintToString(c.args);
-        EXPECT_EQ(r.exit_code, c.exit_code) << testing::PrintToString(c.args);
-        EXPECT_EQ(r.err, "") << testing::PrintToString(c.args);
-    }
+    for (const auto& c : kFluxCases)
+        test::expect_gantry(c.args, c.input, c.out, "", c.exit_code);
 }
 
 TEST(HostlistCommand, Runs) {
-    for (const auto& c : kRuns) {
-        const auto r = run_gantry(c.args, c.input);
-        EXPECT_EQ(r.out, c.out) << testing::PrintToString(c.args);
-        EXPECT_EQ(r.exit_code, c.exit_code) << testing::PrintToString(c.args);
-        EXPECT_EQ(r.err, "") << testing::PrintToString(c.args);
-    }
+    for (const auto& c : kRuns)
+        test::expect_gantry(c.args, c.input, c.out, "", c.exit_code);
 }
 
 struct Failure {
@@ -166,12 +158,8 @@ const std::vector<Failure> kFailures = {
 };
 
 TEST(HostlistCommand, Failures) {
-    for (const auto& c : kFailures) {
-        const auto r = run_gantry(c.args);
-        EXPECT_EQ(r.out, "") << testing::PrintToString(c.args);
-        EXPECT_EQ(r.err, c.err) << testing::PrintToString(c.args);
-        EXPECT_EQ(r.exit_code, c.exit_code) << testing::PrintToString(c.args);
-    }
+    for (const auto& c : kFailures)
+        test::expect_gantry(c.args, "", "", c.err, c.exit_code);
 }
 
 TEST(HostlistCommand, HelpHasExamples) {

@@ -85,15 +85,8 @@ const std::vector<Case> kRuns = {
 };
 
 TEST(IdsetCommand, Runs) {
-    for (const auto& c : kRuns) {
-        std::string line;
-        for (const auto& a : c.args)
-            line += a + " ";
-        const auto result = run_gantry(c.args, c.input);
-        EXPECT_EQ(result.out, c.out) << line;
-        EXPECT_EQ(result.err, "") << line;
-        EXPECT_EQ(result.exit_code, c.exit_code) << line;
-    }
+    for (const auto& c : kRuns)
+        test::expect_gantry(c.args, c.input, c.out, "", c.exit_code);
 }
 
 struct Failure {
@@ -144,15 +137,8 @@ const std::vector<Failure> kFailures = {
 };
 
 TEST(IdsetCommand, BadInputFailsWithOneLineAndExitTwo) {
-    for (const auto& c : kFailures) {
-        std::string line;
-        for (const auto& a : c.args)
-            line += a + " ";
-        const auto result = run_gantry(c.args, c.input);
-        EXPECT_EQ(result.out, "") << line;
-        EXPECT_EQ(result.err, c.err) << line;
-        EXPECT_EQ(result.exit_code, 2) << line;
-    }
+    for (const auto& c : kFailures)
+        test::expect_gantry(c.args, c.input, "", c.err, 2);
 }
 
 TEST(IdsetCommand, HelpShowsUsageOptionsAndExamples) {

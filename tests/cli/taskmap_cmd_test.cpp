@@ -20,13 +20,7 @@ struct Case {
 void expect_runs(const Case& c) {
     std::vector<std::string> args = {"taskmap"};
     args.insert(args.end(), c.args.begin(), c.args.end());
-    const auto result = test::run_gantry(args, c.input);
-    std::string line;
-    for (const auto& a : c.args)
-        line += " " + a;
-    EXPECT_EQ(result.exit_code, c.exit_code) << line;
-    EXPECT_EQ(result.out, c.out) << line;
-    EXPECT_EQ(result.err, c.err) << line;
+    test::expect_gantry(args, c.input, c.out, c.err, c.exit_code);
 }
 
 TEST(TaskmapCommand, Conversions) {

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <cerrno>
 #include <stdexcept>
 #include <system_error>
@@ -71,7 +73,9 @@ void exchange(int in_fd, int out_fd, int err_fd, const std::string& input, Comma
 
 }  // namespace
 
-std::string gantry_binary() { return GANTRY_BINARY; }
+std::string gantry_binary() {
+    return GANTRY_BINARY;
+}
 
 CommandResult run_program(const std::vector<std::string>& argv, const std::string& input) {
     Pipe in, out, err;
@@ -107,6 +111,20 @@ CommandResult run_gantry(const std::vector<std::string>& args, const std::string
     std::vector<std::string> argv{gantry_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_program(argv, input);
+}
+
+void expect_gantry(const std::vector<std::string>& args, const std::string& input,
+                   const std::string& out, const std::string& err, int exit_code) {
+    std::string line = "gantry";
+    for (const auto& arg : args)
+        line += " " + arg;
+    if (!input.empty())
+        line += " < " + testing::PrintToString(input);
+    SCOPED_TRACE(line);
+    const auto result = run_gantry(args, input);
+    EXPECT_EQ(result.out, out);
+    EXPECT_EQ(result.err, err);
+    EXPECT_EQ(result.exit_code, exit_code);
 }
 
 }  // namespace gantry::test

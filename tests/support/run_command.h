@@ -19,6 +19,11 @@ CommandResult run_gantry(const std::vector<std::string>& args, const std::string
 // Runs any program (argv[0] searched in PATH) with `input` on stdin.
 CommandResult run_program(const std::vector<std::string>& argv, const std::string& input = "");
 
+// Runs `gantry args...` with `input` on stdin and checks its whole stdout,
+// stderr and exit code; failures name the command line.
+void expect_gantry(const std::vector<std::string>& args, const std::string& input,
+                   const std::string& out, const std::string& err, int exit_code);
+
 // Path of the gantry binary under test.
 std::string gantry_binary();
 

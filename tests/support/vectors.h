@@ -26,11 +26,12 @@ std::string read_file(const std::filesystem::path& path);
 }  // namespace gantry::test
 
 // Skips the current test, with a warning on stderr, when the vectors are absent.
-#define GANTRY_REQUIRE_VECTORS()                                                          \
-    do {                                                                                  \
-        if (!::gantry::test::vectors_dir()) {                                             \
-            std::fprintf(stderr, "*** SKIPPED: conformance vectors not found (set "        \
-                                 "GANTRY_VECTORS or provide ../shared/vectors) ***\n");   \
-            GTEST_SKIP() << "conformance vectors not found";                              \
-        }                                                                                 \
+#define GANTRY_REQUIRE_VECTORS()                                                \
+    do {                                                                        \
+        if (!::gantry::test::vectors_dir()) {                                   \
+            std::fprintf(stderr,                                                \
+                         "*** SKIPPED: conformance vectors not found (set "     \
+                         "GANTRY_VECTORS or provide ../shared/vectors) ***\n"); \
+            GTEST_SKIP() << "conformance vectors not found";                    \
+        }                                                                       \
     } while (0)
