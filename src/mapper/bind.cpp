@@ -26,6 +26,44 @@ std::vector<IdSet> free_cpus(const Topology& topology, const IdSet& free_pus, co
     return cpus;
 }
 
+// The smallest id >= `from` in `set`.
+std::optional<IdSet::Id> at_or_after(const IdSet& set, IdSet::Id from) {
+    return set.contains(from) ? std::optional(from) : set.next(from);
+}
+
+// The first PU >= `from` that is both free and in `region`, found by
+// leapfrogging the two sets instead of building their intersection.
+std::optional<IdSet::Id> next_free_in(const IdSet& free_pus, const IdSet& region, IdSet::Id from) {
+    auto pu = at_or_after(free_pus, from);
+    while (pu) {
+        const auto in_region = at_or_after(region, *pu);
+        if (!in_region)
+            return std::nullopt;
+        if (*in_region == *pu)
+            return pu;
+        pu = at_or_after(free_pus, *in_region);
+    }
+    return std::nullopt;
+}
+
+// The PUs of the CPU holding `pu`, as a range: hwloc numbers a core's PUs
+// consecutively.
+IdSet::Range cpu_range(const Topology& topology, IdSet::Id pu, CpuUnit unit) {
+    if (unit == CpuUnit::kCore)
+        if (const auto core = topology.object_of(ObjectType::kCore, pu)) {
+            const IdSet& pus = topology.object(ObjectType::kCore, *core).pus;
+            return {*pus.first(), *pus.last()};
+        }
+    return {pu, pu};
+}
+
+bool all_free(const IdSet& free_pus, IdSet::Range cpu) {
+    for (IdSet::Id id = cpu.lo; id <= cpu.hi; ++id)
+        if (!free_pus.contains(id))
+            return false;
+    return true;
+}
+
 // Objects of `type` a task placed in `region` may be bound to: those inside
 // the region, or, when the level is coarser than the region, the one
 // holding it.
@@ -76,32 +114,35 @@ std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, 
     // Objects of one level follow PU order, so the first free CPU of the
     // region lies in the first object of the level that has one: inside the
     // region, or holding it when the level is coarser (a GPU's locality).
-    const IdSet candidates = free_pus & region;
-    for (auto pu = candidates.first(); pu;) {
-        IdSet cpu = cpu_of(topology, *pu, unit);
-        const unsigned last = std::max(*pu, *cpu.last());
+    const auto start = region.first();
+    for (auto pu = start ? next_free_in(free_pus, region, *start) : std::nullopt; pu;) {
+        const IdSet::Range cpu = cpu_range(topology, *pu, unit);
+        const IdSet::Id last = std::max(*pu, cpu.hi);
         const auto index = topology.object_of(*level, *pu);
         const bool at_limit = index && request.limit > 0 && request.bound &&
                               *index < request.bound->size() &&
                               (*request.bound)[*index] >= request.limit;
         if (index && at_limit) {
-            pu = candidates.next(std::max(last, *topology.object(*level, *index).pus.last()));
+            const IdSet::Id end = std::max(last, *topology.object(*level, *index).pus.last());
+            pu = next_free_in(free_pus, region, end + 1);
             continue;
         }
-        if (index && free_pus.contains(cpu)) {
+        if (index && all_free(free_pus, cpu)) {
             const IdSet& object = topology.object(*level, *index).pus;
             if (region.contains(object) || object.contains(region)) {
-                Binding binding{IdSet{}, std::move(cpu), static_cast<int>(*index)};
+                Binding binding{IdSet{}, IdSet::range(cpu.lo, cpu.hi), static_cast<int>(*index)};
                 if (request.to == BindTo::kHwthread)
                     binding.cpus = IdSet{*pu};
+                else if (request.snapshot && !request.snapshot->contains(object))
+                    binding.cpus = object & *request.snapshot;
                 else
-                    binding.cpus = request.snapshot ? object & *request.snapshot : object;
+                    binding.cpus = object;
                 if (binding.cpus.empty())
                     binding.cpus = object;
                 return binding;
             }
         }
-        pu = candidates.next(last);
+        pu = next_free_in(free_pus, region, last + 1);
     }
     if (!request.overload)
         return std::nullopt;

@@ -1,6 +1,7 @@
 #include "mapper/display.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace gantry {
 namespace {
@@ -146,35 +147,76 @@ Json map_json(const JobMap& map) {
             {"tasks", std::move(tasks)}};
 }
 
+namespace {
+
+void append_number(std::string& out, std::uint64_t n) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    out.append(digits, end);
+}
+
+// A node's tasks often share a cpuset: encode it once per run.
+struct CpusetText {
+    const IdSet* last = nullptr;
+    std::string text;
+    const std::string& of(const IdSet& cpus) {
+        if (last == nullptr || !(*last == cpus)) {
+            text = cpus.str();
+            last = &cpus;
+        }
+        return text;
+    }
+};
+
+}  // namespace
+
 std::string map_json_text(const JobMap& map) {
     // Keys in nlohmann's (sorted) order, so both forms are byte-identical.
     std::string out = "{\"apps\":";
-    Json apps = map_json(JobMap{{}, map.policy, map.app_sizes, {}})["apps"];
-    out += to_compact(apps) + ",\"nodes\":[";
+    out += to_compact(map_json(JobMap{{}, map.policy, map.app_sizes, {}})["apps"]);
+    out += ",\"nodes\":[";
     std::vector<std::string> names;
     for (std::size_t n = 0; n < map.nodes.size(); ++n) {
         const Node& node = map.nodes[n];
         names.push_back(Json(node.name).dump());
-        out += (n ? ",{" : "{") + std::string("\"max_slots\":") + std::to_string(node.max_slots) +
-               ",\"name\":" + names.back() + ",\"slots\":" + std::to_string(node.slots) + "}";
+        out += n ? ",{\"max_slots\":" : "{\"max_slots\":";
+        append_number(out, node.max_slots);
+        out += ",\"name\":" + names.back() + ",\"slots\":";
+        append_number(out, node.slots);
+        out += "}";
     }
-    out += std::string("],\"oversubscribe\":") + (map.policy.oversubscribe ? "true" : "false") +
-           ",\"tasks\":[";
+    out += map.policy.oversubscribe ? "],\"oversubscribe\":true,\"tasks\":["
+                                    : "],\"oversubscribe\":false,\"tasks\":[";
+    out.reserve(out.size() + map.tasks.size() * 140);
+    CpusetText cpus, cpus_os;
     for (std::size_t i = 0; i < map.tasks.size(); ++i) {
         const Task& task = map.tasks[i];
-        std::string gpus;
-        for (const unsigned g : task.gpus)
-            gpus += (gpus.empty() ? "" : ",") +
-                    Json(map.nodes[task.node].topology.gpus()[g].name).dump();
-        out += (i ? ",{" : "{") + std::string("\"app\":") + std::to_string(task.app) +
-               ",\"app_rank\":" + std::to_string(task.app_rank) + ",\"cpus\":\"" + task.cpus.str() +
-               "\",\"cpus_os\":\"" + task.cpus_os.str() + "\",\"gpus\":[" + gpus +
-               "],\"local_rank\":" + std::to_string(task.local_rank) +
-               ",\"node\":" + names[task.node] +
-               ",\"node_rank\":" + std::to_string(task.node_rank) +
-               ",\"rank\":" + std::to_string(task.rank) + "}";
+        out += i ? ",{\"app\":" : "{\"app\":";
+        append_number(out, task.app);
+        out += ",\"app_rank\":";
+        append_number(out, task.app_rank);
+        out += ",\"cpus\":\"";
+        out += cpus.of(task.cpus);
+        out += "\",\"cpus_os\":\"";
+        out += cpus_os.of(task.cpus_os);
+        out += "\",\"gpus\":[";
+        for (std::size_t g = 0; g < task.gpus.size(); ++g) {
+            if (g)
+                out += ",";
+            out += Json(map.nodes[task.node].topology.gpus()[task.gpus[g]].name).dump();
+        }
+        out += "],\"local_rank\":";
+        append_number(out, task.local_rank);
+        out += ",\"node\":";
+        out += names[task.node];
+        out += ",\"node_rank\":";
+        append_number(out, task.node_rank);
+        out += ",\"rank\":";
+        append_number(out, task.rank);
+        out += "}";
     }
-    return out + "]}";
+    out += "]}";
+    return out;
 }
 
 namespace {

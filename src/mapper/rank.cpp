@@ -9,15 +9,35 @@
 namespace gantry::placement {
 namespace {
 
-// Indices of `placed`, stably sorted by `key`: the groups come out in key
-// order, each in placement order. Sorting (rather than a map of groups)
-// keeps a million one-task groups cheap.
-template <class Key>
-std::vector<std::size_t> sorted_by(std::span<const Placed> placed, Key key) {
+// Indices of `placed` grouped by node in node order, placement order within
+// a node: a counting sort, linear in the number of tasks.
+std::vector<std::size_t> by_node(std::span<const Placed> placed) {
+    unsigned nnodes = 0;
+    for (const Placed& p : placed)
+        nnodes = std::max(nnodes, p.node + 1);
+    std::vector<std::size_t> start(nnodes + 1, 0);
+    for (const Placed& p : placed)
+        ++start[p.node + 1];
+    for (unsigned n = 0; n < nnodes; ++n)
+        start[n + 1] += start[n];
     std::vector<std::size_t> order(placed.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return key(placed[a]) < key(placed[b]); });
+    for (std::size_t i = 0; i < placed.size(); ++i)
+        order[start[placed[i].node]++] = i;
+    return order;
+}
+
+// By node, then by object within each node (placement order within one).
+std::vector<std::size_t> by_node_and_object(std::span<const Placed> placed) {
+    std::vector<std::size_t> order = by_node(placed);
+    for (std::size_t lo = 0; lo < order.size();) {
+        std::size_t hi = lo;
+        while (hi < order.size() && placed[order[hi]].node == placed[order[lo]].node)
+            ++hi;
+        std::stable_sort(order.begin() + lo, order.begin() + hi, [&](std::size_t a, std::size_t b) {
+            return placed[a].object < placed[b].object;
+        });
+        lo = hi;
+    }
     return order;
 }
 
@@ -55,15 +75,15 @@ std::vector<std::size_t> ranking_order(std::span<const Placed> placed, RankBy by
     const auto node_and_object = [](const Placed& p) { return std::pair(p.node, p.object); };
     switch (by) {
         case RankBy::kSlot:
-            return sorted_by(placed, node);
+            return by_node(placed);
         case RankBy::kNode:
-            return round_robin(placed, sorted_by(placed, node), node);
+            return round_robin(placed, by_node(placed), node);
         case RankBy::kFill:
-            return sorted_by(placed, node_and_object);
+            return by_node_and_object(placed);
         case RankBy::kSpan:
-            return round_robin(placed, sorted_by(placed, node_and_object), node_and_object);
+            return round_robin(placed, by_node_and_object(placed), node_and_object);
     }
-    return sorted_by(placed, node);
+    return by_node(placed);
 }
 
 }  // namespace gantry::placement
