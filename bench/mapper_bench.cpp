@@ -41,6 +41,7 @@ JobRequest mpmd(unsigned nnodes) {
 
 void run(benchmark::State& state, const JobRequest& request, bool json) {
     const auto nodes = cluster(static_cast<unsigned>(state.range(0)));
+    std::size_t ntasks = 0;
     for (auto _ : state) {
         auto map = map_job(request, nodes);
         if (!map) {
@@ -50,8 +51,9 @@ void run(benchmark::State& state, const JobRequest& request, bool json) {
         if (json)
             benchmark::DoNotOptimize(map_json_text(*map).size());
         benchmark::DoNotOptimize(map->tasks.data());
+        ntasks = map->tasks.size();
     }
-    state.counters["tasks"] = static_cast<double>(256 * state.range(0));
+    state.counters["tasks"] = static_cast<double>(ntasks);
 }
 
 void BM_MapByCore(benchmark::State& state) {
@@ -62,7 +64,7 @@ void BM_MapByNode(benchmark::State& state) {
 }
 void BM_MapByPprPe4(benchmark::State& state) {
     const auto nnodes = static_cast<unsigned>(state.range(0));
-    // PE=4: 64 tasks fit per node's 256 cores.
+    // ppr:2:package places 4 tasks per node, whatever -n asks beyond that.
     JobRequest request{map_by("ppr:2:package:PE=4"), {AppRequest{4 * nnodes, {}, "a.out", {}}}};
     run(state, request, false);
 }
