@@ -126,6 +126,15 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
     std::vector<std::pair<IdSet, IdSet>> last_translated(map.nodes.size());
     for (std::size_t k = 0; k < request.apps.size(); ++k) {
         AppPolicy& app_policy = map.policy.apps[k];
+        // One app may take "one task per slot"; several would all claim the
+        // same slots (PRRTE: multi-apps-and-zero-np). seq and rankfile count
+        // their own tasks.
+        const bool counts_itself =
+            app_policy.map.by == MapBy::kSeq || app_policy.map.by == MapBy::kRankfile;
+        if (request.apps.size() > 1 && request.apps[k].nprocs == 0 && !counts_itself)
+            return Error("map", "app " + std::to_string(k) +
+                                    ": give its task count (-n) when the job has several apps "
+                                    "(multi-apps-and-zero-np)");
         const auto first_rank = static_cast<std::uint32_t>(map.tasks.size());
         auto placed = place(map, usage, app_policy, request.apps[k], first_rank,
                             app_label(request.apps[k], k, request.apps.size()));

@@ -285,6 +285,10 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
         {single(5, "ppr:2:node"), "n0:4,n1:4",
          "map: job: ppr:2:node places 4 tasks on n0, n1, 1 short; give fewer tasks or more nodes"},
         {single(1u << 27, "core"), "n0:4", "map: more than 67108864 tasks in one job"},
+        {JobRequest{directives("core"), {AppRequest{2, {}, "", {}}, AppRequest{0, {}, "", {}}}},
+         "n0:4",
+         "map: app 1: give its task count (-n) when the job has several apps "
+         "(multi-apps-and-zero-np)"},
     };
     for (const auto& c : kCases) {
         const JobRequest& request = c.request;
