@@ -75,6 +75,20 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
                                         label, app.hosts);
 }
 
+// A machine without cores (hwloc reports only PUs) has hwthreads for CPUs:
+// PRRTE maps and binds by hwthread where core was asked for or defaulted.
+void adapt_to_coreless_nodes(AppPolicy& policy, const std::vector<Node>& nodes) {
+    const bool any_cores = std::any_of(nodes.begin(), nodes.end(),
+                                       [](const Node& node) { return node.topology.ncores() > 0; });
+    if (any_cores)
+        return;
+    policy.cpus = CpuUnit::kHwthread;
+    if (policy.map.by == MapBy::kCore)
+        policy.map.by = MapBy::kHwthread;
+    if (policy.bind.to == BindTo::kCore)
+        policy.bind.to = BindTo::kHwthread;
+}
+
 }  // namespace
 
 unsigned JobMap::total_slots() const {
@@ -126,6 +140,7 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
     std::vector<std::pair<IdSet, IdSet>> last_translated(map.nodes.size());
     for (std::size_t k = 0; k < request.apps.size(); ++k) {
         AppPolicy& app_policy = map.policy.apps[k];
+        adapt_to_coreless_nodes(app_policy, map.nodes);
         // One app may take "one task per slot"; several would all claim the
         // same slots (PRRTE: multi-apps-and-zero-np). seq and rankfile count
         // their own tasks.

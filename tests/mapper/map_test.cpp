@@ -113,6 +113,17 @@ TEST(MapJob, NolocalOnOneAppOnly) {
               "0:n1:0-1 1:n1:2-3 2:n0:0-1 3:n0:2-3");
 }
 
+// Without cores, core means hwthread (PRRTE).
+TEST(MapJob, CorelessMachineMapsByHwthread) {
+    const auto topology = *Topology::from_synthetic("package:2 pu:4");
+    ASSERT_EQ(topology.ncores(), 0u);
+    const auto map = map_job(single(3, "core"), make_nodes(*parse_hosts("a:4"), topology));
+    EXPECT_EQ(layout(map), "0:a:0 1:a:1 2:a:2");
+    ASSERT_TRUE(map.ok());
+    EXPECT_EQ(map->policy.apps[0].map.by, MapBy::kHwthread);
+    EXPECT_EQ(map->policy.apps[0].bind.to, BindTo::kHwthread);
+}
+
 TEST(MapJob, MaxSlotsCapsOversubscription) {
     const auto hosts = *parse_hostfile("n0 slots=2 max_slots=3\nn1 slots=2\n", "hf");
     const auto map =
