@@ -10,5 +10,5 @@ done
 for s in bench/*.sh; do
     [ -e "$s" ] || continue
     echo "== $s"
-    sh "$s" "$build/gantry"
+    "$s" "$build/gantry"
 done

@@ -1,5 +1,6 @@
 // `gantry idset`: normalize, count, expand, index and combine RFC 22 idsets,
 // in the manner of `flux hostlist`. Reference: docs/commands/idset.md.
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -129,27 +130,51 @@ Result<std::vector<IdSet>> parse_all(const std::vector<std::string>& words) {
     return sets;
 }
 
+// The union of sets[first..]: one sort of every range, where folding |=
+// over many small sets would be quadratic.
+IdSet union_from(const std::vector<IdSet>& sets, std::size_t first) {
+    std::vector<IdSet::Range> ranges;
+    for (std::size_t i = first; i < sets.size(); ++i)
+        ranges.insert(ranges.end(), sets[i].ranges().begin(), sets[i].ranges().end());
+    return IdSet::from_ranges(std::move(ranges));
+}
+
+// The ids in an odd number of sets, by one sweep over every range boundary.
+IdSet odd_members(const std::vector<IdSet>& sets) {
+    std::vector<std::uint64_t> boundaries;  // each flips membership parity
+    for (const IdSet& set : sets)
+        for (const IdSet::Range& r : set.ranges()) {
+            boundaries.push_back(r.lo);
+            boundaries.push_back(std::uint64_t{r.hi} + 1);
+        }
+    std::sort(boundaries.begin(), boundaries.end());
+    std::vector<IdSet::Range> ranges;
+    bool odd = false;
+    for (std::size_t i = 0; i + 1 < boundaries.size(); ++i) {
+        odd = !odd;
+        if (odd && boundaries[i] < boundaries[i + 1])
+            ranges.push_back({static_cast<IdSet::Id>(boundaries[i]),
+                              static_cast<IdSet::Id>(boundaries[i + 1] - 1)});
+    }
+    return IdSet::from_ranges(std::move(ranges));
+}
+
 IdSet combined(const std::vector<IdSet>& sets, Combine how) {
     if (sets.empty())
         return {};
-    IdSet result = sets.front();
-    for (std::size_t i = 1; i < sets.size(); ++i) {
-        const IdSet& other = sets[i];
-        switch (how) {
-            case Combine::kUnion:
-                result |= other;
-                break;
-            case Combine::kIntersect:
-                result &= other;
-                break;
-            case Combine::kMinus:
-                result -= other;
-                break;
-            case Combine::kXor:
-                result = (result | other) - (result & other);
-                break;
-        }
+    switch (how) {
+        case Combine::kUnion:
+            return union_from(sets, 0);
+        case Combine::kMinus:
+            return sets.front() - union_from(sets, 1);
+        case Combine::kXor:
+            return odd_members(sets);
+        case Combine::kIntersect:
+            break;
     }
+    IdSet result = sets.front();
+    for (std::size_t i = 1; i < sets.size() && !result.empty(); ++i)
+        result &= sets[i];
     return result;
 }
 

@@ -318,9 +318,34 @@ void IdSet::erase(Id lo, Id hi) {
     recount_from(changed);
 }
 
+IdSet IdSet::from_ranges(std::vector<Range> ranges) {
+    std::sort(ranges.begin(), ranges.end(),
+              [](const Range& a, const Range& b) { return a.lo < b.lo; });
+    IdSet set;
+    for (Range r : ranges) {
+        r.hi = std::min(r.hi, kMaxId);
+        if (r.lo > r.hi)
+            continue;
+        if (!set.ranges_.empty() && r.lo <= after(set.ranges_.back().hi))
+            set.ranges_.back().hi = std::max(set.ranges_.back().hi, r.hi);
+        else
+            set.ranges_.push_back(r);
+    }
+    set.recount_from(0);
+    return set;
+}
+
 IdSet& IdSet::operator|=(const IdSet& other) {
     if (other.ranges_.empty())
         return *this;
+    // A few ranges go in place: adding at the end, the common case when a
+    // set is built in order, then costs a search, not a copy of the set.
+    constexpr std::size_t kInsertInPlace = 4;
+    if (other.ranges_.size() <= kInsertInPlace) {
+        for (const Range& r : other.ranges_)
+            insert(r.lo, r.hi);
+        return *this;
+    }
     std::vector<Range> merged;
     merged.reserve(ranges_.size() + other.ranges_.size());
     auto a = ranges_.begin();

@@ -37,6 +37,9 @@ public:
     IdSet() = default;
     IdSet(std::initializer_list<Id> ids);
     static IdSet range(Id lo, Id hi);  // [lo, hi]; empty when lo > hi
+    // The union of `ranges`, given in any order, overlapping or not:
+    // O(n log n), where a fold of |= over n sets would be quadratic.
+    static IdSet from_ranges(std::vector<Range> ranges);
 
     // Parses `1-3,5`, `[1-3,5]`, `""`, `[]`; errors say where.
     static Result<IdSet> parse(std::string_view text);

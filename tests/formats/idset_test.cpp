@@ -359,6 +359,26 @@ TEST(IdSetOps, Union) {
     }
 }
 
+TEST(IdSetOps, FromRangesInAnyOrder) {
+    using R = IdSet::Range;
+    EXPECT_EQ(IdSet::from_ranges({R{7, 9}, R{0, 2}, R{3, 3}, R{8, 12}, R{20, 20}}).encode(),
+              "0-3,7-12,20");
+    EXPECT_EQ(IdSet::from_ranges({}).encode(), "");
+    EXPECT_EQ(IdSet::from_ranges({R{5, 4}}).encode(), "");  // reversed: empty, as range()
+    EXPECT_EQ(IdSet::from_ranges({R{IdSet::kMaxId, 4294967295u}}).encode(), "2147483647");
+    EXPECT_EQ(IdSet::from_ranges({R{4, 4}, R{2, 2}}).count(), 2u);
+}
+
+TEST(IdSetOps, UnionWithFewRangesInPlace) {
+    IdSet set = IdSet::range(0, 9);
+    set |= IdSet{10};
+    set |= IdSet{20, 30};
+    set |= IdSet{5, 15, 25};
+    EXPECT_EQ(set.encode(), "0-10,15,20,25,30");
+    EXPECT_EQ(set.count(), 15u);
+    EXPECT_EQ(set.nth(14), 30u);
+}
+
 TEST(IdSetOps, Difference) {
     for (const auto& c : kDifference)
         EXPECT_EQ((parsed(c.a) - parsed(c.b)).encode(), c.result) << c.a << " - " << c.b;
