@@ -1,8 +1,9 @@
 #include "cli/command.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 
 namespace gantry::cli {
 
@@ -126,9 +127,18 @@ std::vector<std::string> arguments_or_stdin(const std::vector<std::string>& args
 }
 
 std::string read_stdin() {
-    std::ostringstream text;
-    text << std::cin.rdbuf();
-    return text.str();
+    // read(2) in large blocks: std::cin synchronised with stdio reads a byte
+    // at a time, which costs more than parsing a million-task map.
+    std::string text;
+    char block[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(STDIN_FILENO, block, sizeof block);
+        if (n > 0)
+            text.append(block, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR)
+            break;
+    }
+    return text;
 }
 
 }  // namespace gantry::cli
