@@ -16,8 +16,10 @@
 #include "cli/command.h"
 #include "formats/rset.h"
 #include "mapper/display.h"
+#include "mapper/launch_plan.h"
 #include "mapper/map.h"
 #include "mapper/nodes.h"
+#include "mapper/resources.h"
 #include "topo/topology.h"
 
 namespace gantry::cli {
@@ -50,7 +52,9 @@ Job options:
                          synthetic description ("package:2 core:8 pu:2")
   --dry-run              map, launch nothing (also --do-not-launch,
                          --runtime-options donotlaunch)
-  --display WHAT         map, map:json, map:svg=FILE, bindings (comma-separated)
+  --display WHAT         map, map:json, map:svg=FILE, bindings, R (the job's
+                         RFC 20 resource set), plan (each node's launch plan,
+                         one JSON line per node); comma-separated
   --display-map, --report-bindings, --oversubscribe, --nolocal,
   --use-hwthread-cpus, --rankfile FILE    the spellings mpirun users know
 
@@ -158,11 +162,12 @@ Status apply_job_option(RunOptions& run, std::string_view option, const std::str
         std::istringstream items(value);
         for (std::string item; std::getline(items, item, ',');) {
             const bool svg = item.starts_with("map:svg=") && item.size() > 8;
-            if (!svg && !is_one_of(item, {"map", "map:json", "bindings"}))
-                return Error::in(
-                    std::string(kDomain),
-                    "--display shows map, map:json, map:svg=FILE or bindings, not " + quote(item),
-                    value);
+            if (!svg && !is_one_of(item, {"map", "map:json", "bindings", "R", "plan"}))
+                return Error::in(std::string(kDomain),
+                                 "--display shows map, map:json, map:svg=FILE, bindings, R or "
+                                 "plan, not " +
+                                     quote(item),
+                                 value);
             run.display.push_back(item);
         }
     } else if (is_one_of(option, {"--runtime-options", "--rtos"})) {
@@ -374,6 +379,13 @@ std::string command_text(const std::vector<std::string>& command) {
     return text;
 }
 
+std::vector<std::vector<std::string>> argv_of_apps(const RunOptions& run) {
+    std::vector<std::vector<std::string>> argv;
+    for (const Segment& segment : run.segments)
+        argv.push_back(segment.command);
+    return argv;
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv) {
@@ -412,6 +424,10 @@ int run_main(int argc, char** argv) {
             std::cout << display_map(*map, display);
         else if (what == "map:json")
             std::cout << map_json_text(*map) << '\n';
+        else if (what == "R")
+            std::cout << job_resources(*map).encode() << '\n';
+        else if (what == "plan")
+            std::cout << launch_plans_text(launch_plans(*map, argv_of_apps(*run)));
         else if (what.starts_with("map:svg=")) {
             const std::string path = what.substr(8);
             std::ofstream file(path);

@@ -141,8 +141,8 @@ TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
         {{"run", "--dry-run", "--bogus", "x"},
          "gantry: run: unknown option \"--bogus\" (see gantry run --help)\n"},
         {{"run", "--dry-run", "--display", "svg", "x"},
-         "gantry: run: --display shows map, map:json, map:svg=FILE or bindings, not \"svg\" in "
-         "\"svg\"\n"},
+         "gantry: run: --display shows map, map:json, map:svg=FILE, bindings, R or plan, not "
+         "\"svg\" in \"svg\"\n"},
         {{"run", "--dry-run", "-H", "a:2", "--topology", kMachine, "-n", "3", "x"},
          "gantry: map: app 0 (-n 3 x): there are not enough slots available: 3 tasks do not fit "
          "in the 2 free slots of a; add :OVERSUBSCRIBE to the job's --map-by or give fewer "
@@ -161,6 +161,34 @@ TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
         EXPECT_EQ(result.out, "");
         EXPECT_EQ(result.err, c.err);
     }
+}
+
+// The job's R and the launch plans, for an MPMD job with arguments: app 0
+// bound by package, app 1 unbound.
+TEST(RunCommand, ResourcesAndLaunchPlan) {
+    const auto result = run_gantry(
+        {"run",    "--dry-run", "--display", "R,plan",   "-H",        "n0:3,n1:1", "--topology",
+         kMachine, "-n",        "2",         "--map-by", "package",   "./a",       "-x",
+         "y z",    ":",         "-n",        "2",        "--bind-to", "none",      "./b"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out,
+              R"({"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0-7"}},)"
+              R"({"rank":"1","children":{"core":"0"}}],"nodelist":["n[0-1]"],)"
+              R"("starttime":0.0,"expiration":0.0}})"
+              "\n"
+              R"({"hostname":"n0","job_size":4,"node":0,"tasks":[)"
+              R"({"app":0,"app_rank":0,"argv":["./a","-x","y z"],"cpus_os":"0-7","gpus":[],)"
+              R"("local_rank":0,"node_rank":0,"rank":0},)"
+              R"({"app":0,"app_rank":1,"argv":["./a","-x","y z"],"cpus_os":"8-15","gpus":[],)"
+              R"("local_rank":1,"node_rank":1,"rank":1},)"
+              R"({"app":1,"app_rank":0,"argv":["./b"],"cpus_os":"","gpus":[],)"
+              R"("local_rank":2,"node_rank":2,"rank":2}]})"
+              "\n"
+              R"({"hostname":"n1","job_size":4,"node":1,"tasks":[)"
+              R"({"app":1,"app_rank":1,"argv":["./b"],"cpus_os":"","gpus":[],)"
+              R"("local_rank":0,"node_rank":0,"rank":3}]})"
+              "\n");
 }
 
 TEST(RunCommand, SvgMapIsWritten) {
