@@ -43,7 +43,9 @@ App options:
   --bind-to POLICY       none|hwthread|core|l1cache|l2cache|l3cache|numa|package,
                          then :overload-allowed, :if-supported...
   -H, --host HOSTS       host[:slots],... (default: this machine, one slot per core);
-                         in a later segment, the only hosts that app uses
+                         in a later segment, the only hosts that app uses,
+                         where +n<i> is the job's node i, +e the nodes earlier
+                         apps left empty and +e:N the first N of them
   --hostfile FILE        PRRTE hostfile: host slots=N max_slots=M (per app too)
 Job options:
   --resources R.json     an RFC 20 resource set: one node per rank, its cores
@@ -344,6 +346,11 @@ Result<std::vector<Node>> node_pool(const RunOptions& run, const Topology& topol
         auto job_hosts = host_specs(run.hosts, run.hostfile);
         if (!job_hosts)
             return job_hosts.error();
+        for (const HostSpec& spec : *job_hosts)
+            if (relative_host(spec.name))
+                return Error(std::string(kDomain),
+                             "the relative host " + spec.name +
+                                 " names one of the job's nodes; give it in a later app's -H");
         nodes = make_nodes(*job_hosts, topology, cpus, here);
     }
     std::vector<std::string> job_names;
@@ -356,6 +363,8 @@ Result<std::vector<Node>> node_pool(const RunOptions& run, const Topology& topol
             return specs.error();
         for (const HostSpec& spec : *specs) {
             request.apps[k].hosts.push_back(spec.name);
+            if (relative_host(spec.name))
+                continue;  // one of the job's nodes, resolved when mapping
             const bool known = std::any_of(nodes.begin(), nodes.end(),
                                            [&](const Node& n) { return n.name == spec.name; });
             if (!known)

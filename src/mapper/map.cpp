@@ -75,6 +75,45 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
                                         label, app.hosts);
 }
 
+// The nodes `hosts` names, relative hosts resolved against the job's nodes
+// and what earlier apps used (`usage`).
+Result<std::vector<std::string>> resolve_hosts(std::span<const std::string> hosts,
+                                               const std::vector<Node>& nodes,
+                                               const std::vector<placement::NodeUsage>& usage,
+                                               std::size_t app) {
+    const std::string label = "app " + std::to_string(app) + ": ";
+    std::vector<std::string> names;
+    for (const std::string& host : hosts) {
+        if (!relative_host(host)) {
+            names.push_back(host);
+        } else if (host.starts_with("+n")) {
+            const auto index = std::stoul(host.substr(2));
+            if (index >= nodes.size())
+                return Error("map", label + host + " names node " + std::to_string(index) +
+                                        " but the job has " + std::to_string(nodes.size()) +
+                                        " nodes (+n0 to +n" + std::to_string(nodes.size() - 1) +
+                                        ")");
+            names.push_back(nodes[index].name);
+        } else {
+            // +e or +e:N: nodes no earlier app put a task on, in node order.
+            const std::size_t wanted = host == "+e" ? nodes.size() : std::stoul(host.substr(3));
+            std::size_t found = 0;
+            for (std::size_t n = 0; n < nodes.size() && found < wanted; ++n)
+                if (usage[n].tasks == 0) {
+                    names.push_back(nodes[n].name);
+                    ++found;
+                }
+            if (found == 0 || (host != "+e" && found < wanted))
+                return Error("map", label + host + " asks for " +
+                                        (host == "+e" ? std::string("the empty nodes")
+                                                      : std::to_string(wanted) + " empty nodes") +
+                                        " and " + std::to_string(found) +
+                                        " are left; give fewer or more nodes");
+        }
+    }
+    return names;
+}
+
 // A machine without cores (hwloc reports only PUs) has hwthreads for CPUs:
 // PRRTE maps and binds by hwthread where core was asked for or defaulted.
 void adapt_to_coreless_nodes(AppPolicy& policy, const std::vector<Node>& nodes) {
@@ -116,7 +155,8 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
     for (std::size_t k = 0; k < request.apps.size(); ++k) {
         const AppRequest& app = request.apps[k];
         for (const std::string& host : app.hosts)
-            if (std::none_of(nodes.begin(), nodes.end(),
+            if (!relative_host(host) &&
+                std::none_of(nodes.begin(), nodes.end(),
                              [&](const Node& node) { return node.name == host; }))
                 return Error("map", "app " + std::to_string(k) + ": host " + quote(host) +
                                         " is not one of the job's nodes");
@@ -151,7 +191,12 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
                                     ": give its task count (-n) when the job has several apps "
                                     "(multi-apps-and-zero-np)");
         const auto first_rank = static_cast<std::uint32_t>(map.tasks.size());
-        auto placed = place(map, usage, app_policy, request.apps[k], first_rank,
+        AppRequest app = request.apps[k];
+        auto hosts = resolve_hosts(app.hosts, map.nodes, usage, k);
+        if (!hosts)
+            return hosts.error();
+        app.hosts = std::move(*hosts);
+        auto placed = place(map, usage, app_policy, app, first_rank,
                             app_label(request.apps[k], k, request.apps.size()));
         if (!placed)
             return placed.error();

@@ -21,6 +21,9 @@ struct AppRequest {
     Directives directives;  // this app's own; app 0's are the job's (JobRequest)
     std::string command;    // for messages: "./a.out"
     // The only nodes this app may use (its own -H or --hostfile); empty: all.
+    // PRRTE's relative hosts are resolved when the app is placed: `+n<i>`
+    // is the job's node i, `+e` every node earlier apps left empty, `+e:N`
+    // the first N of those.
     std::vector<std::string> hosts;
 };
 

@@ -45,8 +45,30 @@ void add_host(std::vector<HostSpec>& hosts, HostSpec host) {
     same->max_slots = std::max(same->max_slots, host.max_slots);
 }
 
+// PRRTE's relative hosts: `+n<i>` (the job's i-th node), `+e` (its empty
+// nodes), `+e:N` (N of them). Kept whole as the name; the mapper resolves
+// them, since which nodes are empty depends on the apps placed before.
+bool is_relative_host(std::string_view token) {
+    if (token.starts_with("+n"))
+        return number(token.substr(2)).has_value();
+    if (token == "+e")
+        return true;
+    if (!token.starts_with("+e:"))
+        return false;
+    const auto count = number(token.substr(3));
+    return count && *count > 0;
+}
+
 Result<HostSpec> parse_host_token(std::string_view token, std::string_view input) {
     HostSpec host;
+    if (token.starts_with('+')) {
+        if (!is_relative_host(token))
+            return Error::in(
+                "hosts", "bad relative host " + quote(token) + " (+n<i>, +e or +e:N with N > 0)",
+                input);
+        host.name = std::string(token);
+        return host;
+    }
     const std::size_t colon = token.rfind(':');
     host.name = std::string(token.substr(0, colon));
     if (colon != std::string_view::npos) {

@@ -41,7 +41,14 @@ struct HostSpec {
 };
 
 // `-H a,b:4,a,c:*`: a repeated name adds its slots (a bare name counts 1).
+// PRRTE's relative hosts `+n<i>`, `+e` and `+e:N` are kept whole as names
+// (see relative_host) for the mapper to resolve.
 Result<std::vector<HostSpec>> parse_hosts(std::string_view text);
+
+// A relative host (`+n2`, `+e`, `+e:3`), which names no node by itself.
+inline bool relative_host(std::string_view name) {
+    return name.starts_with('+');
+}
 
 // PRRTE's hostfile: one host per line, `host slots=N max_slots=M`, `user@host`,
 // `#` and `//` comments, `^host` to exclude a host named elsewhere.

@@ -121,6 +121,25 @@ TEST(RunCommand, PerAppHosts) {
               "Proc JOB[4] Node n0 bound to package[0][core:L2]\n");
 }
 
+// PRRTE's relative hosts: app 1 on the nodes app 0 left empty, app 2 on
+// the job's node 2.
+TEST(RunCommand, RelativeHosts) {
+    const auto result =
+        run_gantry({"run",        "--dry-run", "--display", "bindings", "-H", "n0:2,n1:2,n2:2",
+                    "--topology", kMachine,    "-n",        "2",        "a",  ":",
+                    "-H",         "+e",        "-n",        "3",        "b",  ":",
+                    "-H",         "+n2",       "-n",        "1",        "c"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(without_job_id(result.out),
+              "Proc JOB[0] Node n0 bound to package[0][core:L0]\n"
+              "Proc JOB[1] Node n0 bound to package[0][core:L1]\n"
+              "Proc JOB[2] Node n1 bound to package[0][core:L0]\n"
+              "Proc JOB[3] Node n1 bound to package[0][core:L1]\n"
+              "Proc JOB[4] Node n2 bound to package[0][core:L0]\n"
+              "Proc JOB[5] Node n2 bound to package[0][core:L1]\n");
+}
+
 TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
     struct Case {
         std::vector<std::string> args;
@@ -154,6 +173,16 @@ TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
          "(conflicting values); give it once, in the first segment\n"},
         {{"run", "--dry-run", "--map-by", "core", "--map-by", "node", "x"},
          "gantry: run: --map-by given twice for one app\n"},
+        {{"run", "--dry-run", "-H", "+n0", "x"},
+         "gantry: run: the relative host +n0 names one of the job's nodes; give it in a later "
+         "app's -H\n"},
+        {{"run", "--dry-run", "-H", "n0", "--topology", kMachine, "-n", "1", "x", ":", "-H", "+e",
+          "-n", "1", "y"},
+         "gantry: map: app 1: +e asks for the empty nodes and 0 are left; give fewer or more "
+         "nodes\n"},
+        {{"run", "--dry-run", "-H", "n0", "x", ":", "-H", "+e:0", "y"},
+         "gantry: hosts: bad relative host \"+e:0\" (+n<i>, +e or +e:N with N > 0) in "
+         "\"+e:0\"\n"},
     };
     for (const auto& c : kCases) {
         const auto result = run_gantry(c.args);

@@ -251,6 +251,32 @@ TEST(MapJob, PerAppHosts) {
               "map: app 1: host \"n9\" is not one of the job's nodes");
 }
 
+// PRRTE's relative hosts in a later app's -H: +n<i> is the job's node i,
+// +e the nodes earlier apps left empty, +e:N the first N of them.
+TEST(MapJob, RelativeHosts) {
+    const auto job = [](std::vector<std::string> hosts1, std::vector<std::string> hosts2) {
+        return JobRequest{directives("core"),
+                          {AppRequest{2, {}, "", {}}, AppRequest{3, {}, "", std::move(hosts1)},
+                           AppRequest{1, {}, "", std::move(hosts2)}}};
+    };
+    const struct {
+        JobRequest request;
+        const char* expected;
+    } kCases[] = {
+        {job({"+e"}, {"+n2"}), "0:n0:0-1 1:n0:2-3 2:n1:0-1 3:n1:2-3 4:n1:4-5 5:n2:0-1"},
+        {job({"+e:1"}, {"+e:1"}), "0:n0:0-1 1:n0:2-3 2:n1:0-1 3:n1:2-3 4:n1:4-5 5:n2:0-1"},
+        {job({"+n2", "n1"}, {"+n0"}), "0:n0:0-1 1:n0:2-3 2:n1:0-1 3:n1:2-3 4:n1:4-5 5:n0:4-5"},
+        {job({"+e:3"}, {}),
+         "map: app 1: +e:3 asks for 3 empty nodes and 2 are left; give fewer "
+         "or more nodes"},
+        {job({"n1"}, {"+n3"}), "map: app 2: +n3 names node 3 but the job has 3 nodes (+n0 to +n2)"},
+        {job({"n1"}, {"+e:2"}),
+         "map: app 2: +e:2 asks for 2 empty nodes and 1 are left; give fewer or more nodes"},
+    };
+    for (const auto& c : kCases)
+        EXPECT_EQ(layout(map_job(c.request, nodes("n0:3,n1:3,n2:3"))), c.expected);
+}
+
 TEST(MapJob, TaskMapFollowsRanks) {
     const auto by_node = map_job(single(5, "node"), nodes("n0:4,n1:4"));
     ASSERT_TRUE(by_node.ok()) << by_node.error().str();

@@ -28,9 +28,14 @@ TEST(Hosts, SlotRules) {
         std::string_view hosts;
     };
     constexpr Case kCases[] = {
-        {"node0", "node0=- "}, {"node0:8,node1:4", "node0=8 node1=4 "},
-        {"a,a,b", "a=2 b=- "}, {"a:2,a:3", "a=5 "},
-        {"a:*", "a=-* "},      {"a:auto", "a=-* "},
+        {"node0", "node0=- "},
+        {"node0:8,node1:4", "node0=8 node1=4 "},
+        {"a,a,b", "a=2 b=- "},
+        {"a:2,a:3", "a=5 "},
+        {"a:*", "a=-* "},
+        {"a:auto", "a=-* "},
+        // PRRTE's relative hosts stay whole, for the mapper to resolve.
+        {"+n0,+n12,+e,+e:3", "+n0=- +n12=- +e=- +e:3=- "},
     };
     for (const auto& c : kCases) {
         auto hosts = parse_hosts(c.text);
@@ -47,6 +52,11 @@ TEST(Hosts, BadListsAreOneLineErrors) {
     EXPECT_EQ(parse_hosts("a,,b").error().str(), "hosts: bad host name \"\" in \"a,,b\"");
     EXPECT_EQ(parse_hosts("a:x").error().str().substr(0, 25), "hosts: bad slot count \"x\"");
     EXPECT_EQ(parse_hosts("a b").error().str(), "hosts: bad host name \"a b\" in \"a b\"");
+    for (const std::string_view bad : {"+x", "+n", "+nx", "+e:0", "+e:", "+e2", "+n1:2"})
+        EXPECT_EQ(parse_hosts(bad).error().str(), "hosts: bad relative host " + quote(bad) +
+                                                      " (+n<i>, +e or +e:N with N > 0) in " +
+                                                      quote(bad))
+            << bad;
 }
 
 TEST(Hostfile, PrrteSyntax) {
