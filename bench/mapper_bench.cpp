@@ -28,15 +28,16 @@ Directives map_by(std::string_view spec) {
 }
 
 JobRequest job(std::string_view spec, unsigned nnodes) {
-    return JobRequest{map_by(spec), {AppRequest{256 * nnodes, {}, "a.out", {}}}};
+    return JobRequest{map_by(spec), {AppRequest{256 * nnodes, {}, "a.out", {}, {}}}};
 }
 
 // Three apps: by core, by node, by package, a third of the tasks each.
 JobRequest mpmd(unsigned nnodes) {
     const unsigned third = 256 * nnodes / 3;
-    return JobRequest{map_by("core"),
-                      {AppRequest{third, {}, "a", {}}, AppRequest{third, map_by("node"), "b", {}},
-                       AppRequest{256 * nnodes - 2 * third, map_by("package"), "c", {}}}};
+    return JobRequest{
+        map_by("core"),
+        {AppRequest{third, {}, "a", {}, {}}, AppRequest{third, map_by("node"), "b", {}, {}},
+         AppRequest{256 * nnodes - 2 * third, map_by("package"), "c", {}, {}}}};
 }
 
 void run(benchmark::State& state, const JobRequest& request, bool json) {
@@ -65,7 +66,7 @@ void BM_MapByNode(benchmark::State& state) {
 void BM_MapByPprPe4(benchmark::State& state) {
     const auto nnodes = static_cast<unsigned>(state.range(0));
     // ppr:2:package places 4 tasks per node, whatever -n asks beyond that.
-    JobRequest request{map_by("ppr:2:package:PE=4"), {AppRequest{4 * nnodes, {}, "a.out", {}}}};
+    JobRequest request{map_by("ppr:2:package:PE=4"), {AppRequest{4 * nnodes, {}, "a.out", {}, {}}}};
     run(state, request, false);
 }
 void BM_MapMpmd(benchmark::State& state) {

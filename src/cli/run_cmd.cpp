@@ -388,6 +388,30 @@ std::string command_text(const std::vector<std::string>& command) {
     return text;
 }
 
+// seq without FILE= reads the app's hosts in their order, as PRRTE: its own
+// -H or --hostfile, else the job's (already checked by node_pool).
+Status set_seq_lines(const RunOptions& run, JobRequest& request) {
+    for (std::size_t k = 0; k < run.segments.size(); ++k) {
+        const Segment& segment = run.segments[k];
+        const std::optional<MapPolicy>& map =
+            k > 0 && segment.directives.map ? segment.directives.map : request.directives.map;
+        if (!map || map->by != MapBy::kSeq || !map->file.empty())
+            continue;
+        const bool own = k > 0 && !(segment.hosts.empty() && segment.hostfile.empty());
+        const std::string& hosts = own ? segment.hosts : run.hosts;
+        const std::string& hostfile = own ? segment.hostfile : run.hostfile;
+        if (!hosts.empty()) {
+            request.apps[k].seq_lines = seq_lines_of_hosts(hosts);
+        } else if (!hostfile.empty()) {
+            auto text = read_text(hostfile, "hostfile");
+            if (!text)
+                return text.error();
+            request.apps[k].seq_lines = seq_lines_of_hostfile(*text);
+        }
+    }
+    return {};
+}
+
 std::vector<std::vector<std::string>> argv_of_apps(const RunOptions& run) {
     std::vector<std::vector<std::string>> argv;
     for (const Segment& segment : run.segments)
@@ -414,6 +438,7 @@ int run_main(int argc, char** argv) {
         request.apps.push_back(AppRequest{segment.nprocs,
                                           k == 0 ? Directives{} : segment.directives,
                                           command_text(segment.command),
+                                          {},
                                           {}});
     }
     auto topology = load_topology(run->topology);
@@ -422,6 +447,8 @@ int run_main(int argc, char** argv) {
     auto nodes = node_pool(*run, *topology, request);
     if (!nodes)
         return fail(nodes.error());
+    if (auto status = set_seq_lines(*run, request); !status)
+        return fail(status.error());
     auto map = map_job(request, std::move(*nodes));
     if (!map)
         return fail(map.error());

@@ -1,5 +1,6 @@
 #include "mapper/files.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <sstream>
@@ -83,6 +84,35 @@ Result<std::vector<SeqLine>> parse_seq_file(std::string_view text, std::string_v
         return status.error();
     if (lines.empty())
         return Error::in("seq", "no hosts", path);
+    return lines;
+}
+
+std::vector<SeqLine> seq_lines_of_hostfile(std::string_view text) {
+    std::vector<SeqLine> lines;
+    std::vector<std::string> excluded;
+    (void)for_each_line(text, "hostfile", [&](std::string_view line, const std::string&) -> Status {
+        line = line.substr(0, line.find("//"));
+        const auto words = words_of(line);
+        if (words.empty())
+            return {};
+        std::string host = words[0].substr(words[0].find('@') + 1);
+        if (host.starts_with('^'))
+            excluded.push_back(host.substr(1));
+        else
+            lines.push_back(SeqLine{std::move(host), std::nullopt});
+        return {};
+    });
+    std::erase_if(lines, [&](const SeqLine& line) {
+        return std::find(excluded.begin(), excluded.end(), line.host) != excluded.end();
+    });
+    return lines;
+}
+
+std::vector<SeqLine> seq_lines_of_hosts(std::string_view hosts) {
+    std::vector<SeqLine> lines;
+    std::istringstream in{std::string(hosts)};
+    for (std::string token; std::getline(in, token, ',');)
+        lines.push_back(SeqLine{token.substr(0, token.rfind(':')), std::nullopt});
     return lines;
 }
 

@@ -29,6 +29,15 @@ struct SeqLine {
 };
 Result<std::vector<SeqLine>> parse_seq_file(std::string_view text, std::string_view path);
 
+// seq without FILE=, as PRRTE: one task per host line of a hostfile, in line
+// order, unbound. Slot counts and other keywords are ignored, `user@` is
+// dropped, `#` and `//` comments are skipped, and so are `^host` lines and
+// the lines of the hosts they exclude. Check the file with parse_hostfile
+// first: this only reads it.
+std::vector<SeqLine> seq_lines_of_hostfile(std::string_view text);
+// ... and of `-H a,b:2,a`: one task per name, in order (`:N` ignored).
+std::vector<SeqLine> seq_lines_of_hosts(std::string_view hosts);
+
 // rankfile: `rank N=host slot=LIST`; `host` may be `+n<i>`, the i-th node.
 struct RankfileLine {
     unsigned rank = 0;

@@ -56,8 +56,14 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
     if (by != MapBy::kSeq && by != MapBy::kRankfile)
         return placement::place_app(map.nodes, usage, policy, app.nprocs, map.policy.oversubscribe,
                                     label, app.hosts);
+    if (by == MapBy::kSeq && policy.map.file.empty() && !app.seq_lines.empty())
+        return placement::place_sequential(map.nodes, usage, policy, app.nprocs, app.seq_lines,
+                                           label, app.hosts);
     if (policy.map.file.empty())
-        return Error("map-by", label + ": seq needs its file: seq:FILE=path");
+        return Error("map-by",
+                     label + (by == MapBy::kSeq ? ": seq needs its file: seq:FILE=path, or hosts "
+                                                  "from -H or --hostfile"
+                                                : ": rankfile needs its file: rankfile:FILE=path"));
     auto text = read_text(policy.map.file);
     if (!text)
         return text.error();

@@ -10,6 +10,7 @@
 
 #include "formats/idset.h"
 #include "formats/taskmap.h"
+#include "mapper/files.h"
 #include "mapper/nodes.h"
 #include "mapper/policy.h"
 #include "util/error.h"
@@ -25,6 +26,9 @@ struct AppRequest {
     // is the job's node i, `+e` every node earlier apps left empty, `+e:N`
     // the first N of those.
     std::vector<std::string> hosts;
+    // seq without FILE=: the lines of the app's hostfile or -H (PRRTE reads
+    // them in their place); empty: FILE= is needed.
+    std::vector<SeqLine> seq_lines;
 };
 
 struct JobRequest {

@@ -140,6 +140,27 @@ TEST(RunCommand, RelativeHosts) {
               "Proc JOB[5] Node n2 bound to package[0][core:L1]\n");
 }
 
+// seq without FILE=: one task per hostfile line, in order, slots ignored;
+// a later app reads its own -H.
+TEST(RunCommand, SeqReadsTheHosts) {
+    const std::string hostfile = ::testing::TempDir() + "/gantry-run-seq-hosts";
+    FILE* f = std::fopen(hostfile.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("n1 slots=4\nn0\nn1 slots=2\n", f);
+    std::fclose(f);
+    const auto result = run_gantry({"run", "--dry-run", "--display", "bindings", "--hostfile",
+                                    hostfile, "--topology", kMachine, "--map-by", "seq", "x", ":",
+                                    "-H", "n0,n1", "--map-by", "seq", "y"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(without_job_id(result.out),
+              "Proc JOB[0] Node n1 bound to package[0][core:L0]\n"
+              "Proc JOB[1] Node n0 bound to package[0][core:L0]\n"
+              "Proc JOB[2] Node n1 bound to package[0][core:L1]\n"
+              "Proc JOB[3] Node n0 bound to package[0][core:L1]\n"
+              "Proc JOB[4] Node n1 bound to package[0][core:L2]\n");
+}
+
 TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
     struct Case {
         std::vector<std::string> args;
@@ -173,6 +194,9 @@ TEST(RunCommand, BadInputIsOneLineAndExitTwo) {
          "(conflicting values); give it once, in the first segment\n"},
         {{"run", "--dry-run", "--map-by", "core", "--map-by", "node", "x"},
          "gantry: run: --map-by given twice for one app\n"},
+        {{"run", "--dry-run", "--topology", kMachine, "--map-by", "seq", "x"},
+         "gantry: map-by: app 0 (x): seq needs its file: seq:FILE=path, or hosts from -H or "
+         "--hostfile\n"},
         {{"run", "--dry-run", "-H", "+n0", "x"},
          "gantry: run: the relative host +n0 names one of the job's nodes; give it in a later "
          "app's -H\n"},

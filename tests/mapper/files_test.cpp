@@ -23,6 +23,16 @@ TEST(SeqFile, BadLines) {
     EXPECT_EQ(parse_seq_file("# none\n", "s").error().str(), "seq: no hosts in \"s\"");
 }
 
+// seq without FILE=: one task per host line of the hostfile or name of -H.
+TEST(SeqFile, FromTheHostsInTheirOrder) {
+    const auto host = [](const char* name) { return SeqLine{name, std::nullopt}; };
+    EXPECT_EQ(seq_lines_of_hostfile("# order\nu@n1 slots=4\nn0 // one\n// c\nn1 max_slots=2\n"
+                                    "^n2\nn2\n"),
+              (std::vector<SeqLine>{host("n1"), host("n0"), host("n1")}));
+    EXPECT_EQ(seq_lines_of_hosts("b,a:2,b"),
+              (std::vector<SeqLine>{host("b"), host("a"), host("b")}));
+}
+
 TEST(Rankfile, RanksHostsAndSlots) {
     const auto lines = parse_rankfile("rank 0=n0 slot=1:0-1\nrank 1=+n1 slot=3 # last\n", "rf");
     ASSERT_TRUE(lines.ok()) << lines.error().str();

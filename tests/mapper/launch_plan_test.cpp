@@ -26,9 +26,9 @@ using Argv = std::vector<std::string>;
 
 // App 0: two tasks by package; app 1: three unbound tasks by node.
 JobMap mpmd_map() {
-    const JobRequest request{
-        directives("package"),
-        {AppRequest{2, {}, "./a x", {}}, AppRequest{3, directives("node", "none"), "./b", {}}}};
+    const JobRequest request{directives("package"),
+                             {AppRequest{2, {}, "./a x", {}, {}},
+                              AppRequest{3, directives("node", "none"), "./b", {}, {}}}};
     return *map_job(request, make_nodes(*parse_hosts("n0:3,n1:3,n2:3"), machine()));
 }
 
@@ -49,7 +49,7 @@ TEST(LaunchPlan, OneNodePlanPerNodeWithTasks) {
 
 TEST(LaunchPlan, LocalRankOrderAndOsIndices) {
     // rank-by node interleaves nodes: n0 holds ranks 0, 2, 4 as local 0, 1, 2.
-    JobRequest request{directives("core"), {AppRequest{5, {}, "", {}}}};
+    JobRequest request{directives("core"), {AppRequest{5, {}, "", {}, {}}}};
     request.directives.rank = *parse_rank_by("node");
     const auto map = map_job(request, make_nodes(*parse_hosts("n0:3,n1:3"), machine()));
     ASSERT_TRUE(map.ok()) << map.error().str();

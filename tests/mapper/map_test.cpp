@@ -37,7 +37,7 @@ Directives directives(std::string_view map, std::string_view rank = "",
 
 JobRequest single(unsigned n, std::string_view map, std::string_view rank = "",
                   std::string_view bind = "") {
-    return JobRequest{directives(map, rank, bind), {AppRequest{n, {}, "", {}}}};
+    return JobRequest{directives(map, rank, bind), {AppRequest{n, {}, "", {}, {}}}};
 }
 
 // "rank:node:PUs" for every task in rank order; "-" when unbound.
@@ -108,7 +108,7 @@ TEST(MapJob, SingleAppPolicies) {
 TEST(MapJob, NolocalOnOneAppOnly) {
     const JobRequest request{
         directives("core:nolocal"),
-        {AppRequest{2, {}, "", {}}, AppRequest{2, directives("core"), "", {}}}};
+        {AppRequest{2, {}, "", {}, {}}, AppRequest{2, directives("core"), "", {}, {}}}};
     EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4", "n0"))),
               "0:n1:0-1 1:n1:2-3 2:n0:0-1 3:n0:2-3");
 }
@@ -136,7 +136,7 @@ TEST(MapJob, MaxSlotsCapsOversubscription) {
 TEST(MapJob, PerAppDirectivesAreHonoured) {
     JobRequest request{
         directives("package"),
-        {AppRequest{2, {}, "./a", {}}, AppRequest{2, directives("core"), "./b", {}}}};
+        {AppRequest{2, {}, "./a", {}, {}}, AppRequest{2, directives("core"), "./b", {}, {}}}};
     const auto map = map_job(request, nodes("n0:8"));
     // App 1 is mapped by core after app 0 took cores 0 and 4.
     EXPECT_EQ(layout(map), "0:n0:0-7 1:n0:8-15 2:n0:2-3 3:n0:4-5");
@@ -178,7 +178,7 @@ TEST(MapJob, EachPlacerMapsOneAppOfTwo) {
     for (const auto& c : kCases) {
         const JobRequest request{
             directives("core"),
-            {AppRequest{2, {}, "", {}}, AppRequest{2, directives(c.app1), "", {}}}};
+            {AppRequest{2, {}, "", {}, {}}, AppRequest{2, directives(c.app1), "", {}, {}}}};
         EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))), c.expected) << c.app1;
     }
 }
@@ -195,7 +195,7 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
     const std::string seq = write_file("gantry-map-test.seq", "n1\nn0 3\nn1 1:0\n");
     JobRequest request{
         directives("core"),
-        {AppRequest{2, {}, "", {}}, AppRequest{3, directives("seq:FILE=" + seq), "", {}}}};
+        {AppRequest{2, {}, "", {}, {}}, AppRequest{3, directives("seq:FILE=" + seq), "", {}, {}}}};
     EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
               "0:n0:0-1 1:n0:2-3 2:n1:0-15 3:n0:6-7 4:n1:8-9");
     request.apps[1].nprocs = 4;
@@ -206,7 +206,7 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
     // Rankfile ranks are the job's: app 1 holds ranks 2 and 3.
     const std::string rf = write_file(
         "gantry-map-test.rf", "rank 2=n1 slot=1:0-1\nrank 3=+n0 slot=5\nrank 9=n0 slot=0\n");
-    request.apps[1] = AppRequest{2, directives("rankfile:FILE=" + rf), "", {}};
+    request.apps[1] = AppRequest{2, directives("rankfile:FILE=" + rf), "", {}, {}};
     EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
               "0:n0:0-1 1:n0:2-3 2:n1:8-11 3:n0:10-11");
     request.apps[1].nprocs = 3;
@@ -219,7 +219,8 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
 
 TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
     const JobRequest request{
-        directives("node"), {AppRequest{3, {}, "", {}}, AppRequest{2, directives("slot"), "", {}}}};
+        directives("node"),
+        {AppRequest{3, {}, "", {}, {}}, AppRequest{2, directives("slot"), "", {}, {}}}};
     const auto map = map_job(request, nodes("n0:4,n1:4"));
     ASSERT_TRUE(map.ok()) << map.error().str();
     ASSERT_EQ(map->tasks.size(), 5u);
@@ -242,7 +243,7 @@ TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
 // An app's own hosts: it uses only those; the other apps all nodes.
 TEST(MapJob, PerAppHosts) {
     JobRequest request{directives("node"),
-                       {AppRequest{2, {}, "", {}}, AppRequest{2, {}, "", {"n1"}}}};
+                       {AppRequest{2, {}, "", {}, {}}, AppRequest{2, {}, "", {"n1"}, {}}}};
     // NUMA binding (4 tasks): app 1's leaves out the core app 0 took on n1.
     EXPECT_EQ(layout(map_job(request, nodes("n0:2,n1:3"))),
               "0:n0:0-15 1:n1:0-15 2:n1:2-15 3:n1:2-15");
@@ -255,9 +256,10 @@ TEST(MapJob, PerAppHosts) {
 // +e the nodes earlier apps left empty, +e:N the first N of them.
 TEST(MapJob, RelativeHosts) {
     const auto job = [](std::vector<std::string> hosts1, std::vector<std::string> hosts2) {
-        return JobRequest{directives("core"),
-                          {AppRequest{2, {}, "", {}}, AppRequest{3, {}, "", std::move(hosts1)},
-                           AppRequest{1, {}, "", std::move(hosts2)}}};
+        return JobRequest{
+            directives("core"),
+            {AppRequest{2, {}, "", {}, {}}, AppRequest{3, {}, "", std::move(hosts1), {}},
+             AppRequest{1, {}, "", std::move(hosts2), {}}}};
     };
     const struct {
         JobRequest request;
@@ -296,7 +298,7 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
          "map: job: there are not enough slots available: 9 tasks do not fit in the 8 free slots "
          "of n0, n1; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks"},
         {JobRequest{directives("core"),
-                    {AppRequest{3, {}, "./a", {}}, AppRequest{6, {}, "./b", {}}}},
+                    {AppRequest{3, {}, "./a", {}, {}}, AppRequest{6, {}, "./b", {}, {}}}},
          "n0:4,n1:4",
          "map: app 1 (-n 6 ./b): there are not enough slots available: 6 tasks do not fit in "
          "the 5 free slots of n0, n1; add :OVERSUBSCRIBE to the job's --map-by or give fewer "
@@ -313,7 +315,8 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
         {single(9, "slot:oversubscribe", "", "core"), "n0:9",
          "map: job: 1 tasks found no free CPU to bind to on n0 (no-available-cpus); add "
          ":overload-allowed to --bind-to, bind to a coarser level, or give fewer tasks"},
-        {single(2, "seq"), "n0:4", "map-by: job: seq needs its file: seq:FILE=path"},
+        {single(2, "seq"), "n0:4",
+         "map-by: job: seq needs its file: seq:FILE=path, or hosts from -H or --hostfile"},
         // More slots than cores: the binding, not the slots, runs out; the
         // other node's slots are not overfilled.
         {single(12, "slot", "", "core"), "n0:10,n1:2",
@@ -322,7 +325,8 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
         {single(5, "ppr:2:node"), "n0:4,n1:4",
          "map: job: ppr:2:node places 4 tasks on n0, n1, 1 short; give fewer tasks or more nodes"},
         {single(1u << 27, "core"), "n0:4", "map: more than 67108864 tasks in one job"},
-        {JobRequest{directives("core"), {AppRequest{2, {}, "", {}}, AppRequest{0, {}, "", {}}}},
+        {JobRequest{directives("core"),
+                    {AppRequest{2, {}, "", {}, {}}, AppRequest{0, {}, "", {}, {}}}},
          "n0:4",
          "map: app 1: give its task count (-n) when the job has several apps "
          "(multi-apps-and-zero-np)"},
@@ -342,7 +346,7 @@ TEST(MapJob, OverloadAllowedSharesCpus) {
 TEST(Display, JsonAndBindings) {
     const JobRequest request{
         directives("core"),
-        {AppRequest{1, {}, "", {}}, AppRequest{1, directives("slot", "", "none"), "", {}}}};
+        {AppRequest{1, {}, "", {}, {}}, AppRequest{1, directives("slot", "", "none"), "", {}, {}}}};
     const auto map = map_job(request, nodes("n0:2"));
     ASSERT_TRUE(map.ok()) << map.error().str();
     EXPECT_EQ(
@@ -396,7 +400,7 @@ TEST(MapJob, RandomPoliciesNeverCrash) {
             continue;
         }
         ++parsed;
-        JobRequest request{Directives{}, {AppRequest{3, {}, "", {}}}};
+        JobRequest request{Directives{}, {AppRequest{3, {}, "", {}, {}}}};
         request.directives.map = *map;
         const auto result = map_job(request, nodes("n0:2,n1:2"));
         if (!result)

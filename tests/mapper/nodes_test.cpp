@@ -130,7 +130,7 @@ TEST(Nodes, FromResourceSet) {
 
     Directives core;
     core.map = *parse_map_by("core");
-    const auto map = map_job(JobRequest{core, {AppRequest{6, {}, "", {}}}}, *nodes);
+    const auto map = map_job(JobRequest{core, {AppRequest{6, {}, "", {}, {}}}}, *nodes);
     ASSERT_TRUE(map.ok()) << map.error().str();
     std::string cpus;
     for (const Task& task : map->tasks)

@@ -26,7 +26,7 @@ Directives directives(std::string_view map, std::string_view bind = "") {
 }
 
 AppRequest app(unsigned n, Directives own = {}) {
-    return AppRequest{n, std::move(own), "", {}};
+    return AppRequest{n, std::move(own), "", {}, {}};
 }
 
 // "<short form> on <hosts>", or the mapping error.
