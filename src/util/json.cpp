@@ -16,6 +16,8 @@ std::string to_compact(const Json& value) {
     return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-std::string json_type_name(const Json& value) { return value.type_name(); }
+std::string json_type_name(const Json& value) {
+    return value.type_name();
+}
 
 }  // namespace gantry
