@@ -38,6 +38,9 @@ TEST(Json, ParseErrorsNameTheOffset) {
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().str(), "taskmap: invalid JSON at offset 10 in \"[[0,1,1,1]\"");
     EXPECT_EQ(to_compact(parse_json("t", "{ \"a\" : [1, 2] }").value()), "{\"a\":[1,2]}");
+    const auto huge = parse_json("R", "-6666e666666");
+    ASSERT_FALSE(huge.ok());
+    EXPECT_EQ(huge.error().str(), "R: invalid JSON: a number is out of range in \"-6666e666666\"");
 }
 
 }  // namespace
