@@ -71,7 +71,9 @@ measure() {
     if grep -q "terminated by signal" "$work/time"; then
         ended="signal $(sed -n 's/.*signal \([0-9]*\).*/\1/p' "$work/time")"
     fi
-    [ "$status" = 124 ] && ended="timeout ${timeout_s}s"
+    # timeout: 124 after TERM, 137 after the KILL that follows when mpirun
+    # ignores TERM (it does while mapping).
+    if [ "$status" = 124 ] || [ "$status" = 137 ]; then ended="timeout ${timeout_s}s"; fi
     printf '%-38s wall %8.2f s  cpu %8.2f s  rss %8d KB  %8s lines  %s\n' \
         "$label" "$1" "$(echo "$2 $3" | awk '{ print $1 + $2 }')" "$4" "$lines" "$ended"
 }
@@ -89,7 +91,7 @@ for n in $sizes; do
         --topology "$work/topo.xml" -n "$np" --map-by core a.out
     if [ "$have_ompi" = yes ]; then
         measure "mpirun  $n nodes, $np tasks" "Process OMPI jobid" "$work/out" \
-            env HWLOC_XMLFILE="$work/topo.xml" timeout "$timeout_s" \
+            env HWLOC_XMLFILE="$work/topo.xml" timeout -k 10 "$timeout_s" \
             mpirun --allow-run-as-root --novm --do-not-launch --display-map \
             --mca if_base_do_not_resolve 1 --hostfile "$hosts" -np "$np" --map-by core a.out
     fi
