@@ -5,21 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.h"
+
 namespace gantry {
 namespace {
+
+using test::directives;
 
 const Topology& machine() {
     static const Topology topology = *Topology::from_synthetic(
         "package:2 core:4 pu:2(indexes=0,8,1,9,2,10,3,11,4,12,5,13,6,14,7,15)");
     return topology;
-}
-
-Directives directives(std::string_view map, std::string_view bind = "") {
-    Directives d;
-    d.map = *parse_map_by(map);
-    if (!bind.empty())
-        d.bind = *parse_bind_to(bind);
-    return d;
 }
 
 using Argv = std::vector<std::string>;
@@ -28,7 +24,7 @@ using Argv = std::vector<std::string>;
 JobMap mpmd_map() {
     const JobRequest request{directives("package"),
                              {AppRequest{2, {}, "./a x", {}, {}},
-                              AppRequest{3, directives("node", "none"), "./b", {}, {}}}};
+                              AppRequest{3, directives("node", "", "none"), "./b", {}, {}}}};
     return *map_job(request, make_nodes(*parse_hosts("n0:3,n1:3,n2:3"), machine()));
 }
 

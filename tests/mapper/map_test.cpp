@@ -9,31 +9,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fixtures.h"
 #include "mapper/display.h"
 
 namespace gantry {
 namespace {
 
-const Topology& machine() {
-    static const Topology topology = *Topology::from_synthetic("package:2 core:4 pu:2");
-    return topology;
-}
-
-std::vector<Node> nodes(std::string_view hosts, std::string_view local = "") {
-    return make_nodes(*parse_hosts(hosts), machine(), CpuUnit::kCore, local);
-}
-
-Directives directives(std::string_view map, std::string_view rank = "",
-                      std::string_view bind = "") {
-    Directives d;
-    if (!map.empty())
-        d.map = *parse_map_by(map);
-    if (!rank.empty())
-        d.rank = *parse_rank_by(rank);
-    if (!bind.empty())
-        d.bind = *parse_bind_to(bind);
-    return d;
-}
+using test::directives;
+using test::small_machine;
+using test::small_nodes;
 
 JobRequest single(unsigned n, std::string_view map, std::string_view rank = "",
                   std::string_view bind = "") {
@@ -99,7 +83,7 @@ TEST(MapJob, SingleAppPolicies) {
     };
     for (const Case& c : kCases) {
         const bool local = std::string_view(c.name).starts_with("nolocal");
-        EXPECT_EQ(layout(map_job(c.request, nodes(c.hosts, local ? "n0" : ""))), c.expected)
+        EXPECT_EQ(layout(map_job(c.request, small_nodes(c.hosts, local ? "n0" : ""))), c.expected)
             << c.name;
     }
 }
@@ -109,7 +93,7 @@ TEST(MapJob, NolocalOnOneAppOnly) {
     const JobRequest request{
         directives("core:nolocal"),
         {AppRequest{2, {}, "", {}, {}}, AppRequest{2, directives("core"), "", {}, {}}}};
-    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4", "n0"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4", "n0"))),
               "0:n1:0-1 1:n1:2-3 2:n0:0-1 3:n0:2-3");
 }
 
@@ -127,7 +111,7 @@ TEST(MapJob, CorelessMachineMapsByHwthread) {
 TEST(MapJob, MaxSlotsCapsOversubscription) {
     const auto hosts = *parse_hostfile("n0 slots=2 max_slots=3\nn1 slots=2\n", "hf");
     const auto map =
-        map_job(single(7, "core:oversubscribe", "", "none"), make_nodes(hosts, machine()));
+        map_job(single(7, "core:oversubscribe", "", "none"), make_nodes(hosts, small_machine()));
     EXPECT_EQ(layout(map), "0:n0:- 1:n0:- 2:n0:- 3:n1:- 4:n1:- 5:n1:- 6:n1:-");
 }
 
@@ -137,11 +121,12 @@ TEST(MapJob, PerAppDirectivesAreHonoured) {
     JobRequest request{
         directives("package"),
         {AppRequest{2, {}, "./a", {}, {}}, AppRequest{2, directives("core"), "./b", {}, {}}}};
-    const auto map = map_job(request, nodes("n0:8"));
+    const auto map = map_job(request, small_nodes("n0:8"));
     // App 1 is mapped by core after app 0 took cores 0 and 4.
     EXPECT_EQ(layout(map), "0:n0:0-7 1:n0:8-15 2:n0:2-3 3:n0:4-5");
     request.apps[1].directives = {};
-    EXPECT_EQ(layout(map_job(request, nodes("n0:8"))), "0:n0:0-7 1:n0:8-15 2:n0:2-7 3:n0:10-15");
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:8"))),
+              "0:n0:0-7 1:n0:8-15 2:n0:2-7 3:n0:10-15");
     EXPECT_EQ(
         display_map(*map),
         "\n"
@@ -179,7 +164,7 @@ TEST(MapJob, EachPlacerMapsOneAppOfTwo) {
         const JobRequest request{
             directives("core"),
             {AppRequest{2, {}, "", {}, {}}, AppRequest{2, directives(c.app1), "", {}, {}}}};
-        EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))), c.expected) << c.app1;
+        EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))), c.expected) << c.app1;
     }
 }
 
@@ -196,10 +181,10 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
     JobRequest request{
         directives("core"),
         {AppRequest{2, {}, "", {}, {}}, AppRequest{3, directives("seq:FILE=" + seq), "", {}, {}}}};
-    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
               "0:n0:0-1 1:n0:2-3 2:n1:0-15 3:n0:6-7 4:n1:8-9");
     request.apps[1].nprocs = 4;
-    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
               "map: app 1 (-n 4): the seq file lists 3 tasks and 4 were asked for; give fewer "
               "tasks or add lines");
 
@@ -207,13 +192,13 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
     const std::string rf = write_file(
         "gantry-map-test.rf", "rank 2=n1 slot=1:0-1\nrank 3=+n0 slot=5\nrank 9=n0 slot=0\n");
     request.apps[1] = AppRequest{2, directives("rankfile:FILE=" + rf), "", {}, {}};
-    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
               "0:n0:0-1 1:n0:2-3 2:n1:8-11 3:n0:10-11");
     request.apps[1].nprocs = 3;
-    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
               "map: app 1 (-n 3): rank 4 is missing from the rankfile (missing-rank)");
     request.apps[1].directives = directives("rankfile:FILE=/nonexistent/rf");
-    EXPECT_EQ(layout(map_job(request, nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
               "map-by: cannot read the file in \"/nonexistent/rf\"");
 }
 
@@ -221,7 +206,7 @@ TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
     const JobRequest request{
         directives("node"),
         {AppRequest{3, {}, "", {}, {}}, AppRequest{2, directives("slot"), "", {}, {}}}};
-    const auto map = map_job(request, nodes("n0:4,n1:4"));
+    const auto map = map_job(request, small_nodes("n0:4,n1:4"));
     ASSERT_TRUE(map.ok()) << map.error().str();
     ASSERT_EQ(map->tasks.size(), 5u);
     EXPECT_EQ(map->app_sizes, (std::vector<unsigned>{3, 2}));
@@ -245,10 +230,10 @@ TEST(MapJob, PerAppHosts) {
     JobRequest request{directives("node"),
                        {AppRequest{2, {}, "", {}, {}}, AppRequest{2, {}, "", {"n1"}, {}}}};
     // NUMA binding (4 tasks): app 1's leaves out the core app 0 took on n1.
-    EXPECT_EQ(layout(map_job(request, nodes("n0:2,n1:3"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:2,n1:3"))),
               "0:n0:0-15 1:n1:0-15 2:n1:2-15 3:n1:2-15");
     request.apps[1].hosts = {"n9"};
-    EXPECT_EQ(layout(map_job(request, nodes("n0:2,n1:2"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:2,n1:2"))),
               "map: app 1: host \"n9\" is not one of the job's nodes");
 }
 
@@ -276,14 +261,14 @@ TEST(MapJob, RelativeHosts) {
          "map: app 2: +e:2 asks for 2 empty nodes and 1 are left; give fewer or more nodes"},
     };
     for (const auto& c : kCases)
-        EXPECT_EQ(layout(map_job(c.request, nodes("n0:3,n1:3,n2:3"))), c.expected);
+        EXPECT_EQ(layout(map_job(c.request, small_nodes("n0:3,n1:3,n2:3"))), c.expected);
 }
 
 TEST(MapJob, TaskMapFollowsRanks) {
-    const auto by_node = map_job(single(5, "node"), nodes("n0:4,n1:4"));
+    const auto by_node = map_job(single(5, "node"), small_nodes("n0:4,n1:4"));
     ASSERT_TRUE(by_node.ok()) << by_node.error().str();
     EXPECT_EQ(task_map(*by_node).to_raw(), "0,2,4;1,3");
-    const auto by_slot = map_job(single(6, "slot", "", "none"), nodes("n0:4,n1:4"));
+    const auto by_slot = map_job(single(6, "slot", "", "none"), small_nodes("n0:4,n1:4"));
     ASSERT_TRUE(by_slot.ok()) << by_slot.error().str();
     EXPECT_EQ(task_map(*by_slot).to_json(), "[[0,1,4,1],[1,1,2,1]]");
 }
@@ -333,12 +318,12 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
     };
     for (const auto& c : kCases) {
         const JobRequest& request = c.request;
-        EXPECT_EQ(layout(map_job(request, nodes(c.hosts))), c.error);
+        EXPECT_EQ(layout(map_job(request, small_nodes(c.hosts))), c.error);
     }
 }
 
 TEST(MapJob, OverloadAllowedSharesCpus) {
-    const auto map = map_job(single(9, "slot", "", "core:overload-allowed"), nodes("n0:9"));
+    const auto map = map_job(single(9, "slot", "", "core:overload-allowed"), small_nodes("n0:9"));
     ASSERT_TRUE(map.ok()) << map.error().str();
     EXPECT_EQ(map->tasks[8].cpus.str(), "0-1");
 }
@@ -347,7 +332,7 @@ TEST(Display, JsonAndBindings) {
     const JobRequest request{
         directives("core"),
         {AppRequest{1, {}, "", {}, {}}, AppRequest{1, directives("slot", "", "none"), "", {}, {}}}};
-    const auto map = map_job(request, nodes("n0:2"));
+    const auto map = map_job(request, small_nodes("n0:2"));
     ASSERT_TRUE(map.ok()) << map.error().str();
     EXPECT_EQ(
         to_compact(map_json(*map)),
@@ -360,7 +345,8 @@ TEST(Display, JsonAndBindings) {
         R"("gpus":[],"local_rank":1,"node":"n0","node_rank":1,"rank":1}]})");
     EXPECT_EQ(map_json_text(*map), to_compact(map_json(*map)));
     const std::vector<HostSpec> odd = {{"a\"b", 4, 0, false}, {"c", 4, 0, false}};
-    const auto big = map_job(single(16, "hwthread:oversubscribe"), make_nodes(odd, machine()));
+    const auto big =
+        map_job(single(16, "hwthread:oversubscribe"), make_nodes(odd, small_machine()));
     ASSERT_TRUE(big.ok()) << big.error().str();
     EXPECT_EQ(map_json_text(*big), to_compact(map_json(*big)));
     EXPECT_EQ(display_bindings(*map, {"j@1", false}),
@@ -402,7 +388,7 @@ TEST(MapJob, RandomPoliciesNeverCrash) {
         ++parsed;
         JobRequest request{Directives{}, {AppRequest{3, {}, "", {}, {}}}};
         request.directives.map = *map;
-        const auto result = map_job(request, nodes("n0:2,n1:2"));
+        const auto result = map_job(request, small_nodes("n0:2,n1:2"));
         if (!result)
             EXPECT_EQ(result.error().str().find('\n'), std::string::npos) << spec;
         else
@@ -435,15 +421,15 @@ TEST(Display, SvgColoursCoresByRank) {
 }
 
 TEST(Display, BoundTextSplitsPerPackage) {
-    EXPECT_EQ(bound_text(machine(), IdSet{}, CpuUnit::kCore), "N/A");
-    EXPECT_EQ(bound_text(machine(), IdSet::range(6, 9), CpuUnit::kCore),
+    EXPECT_EQ(bound_text(small_machine(), IdSet{}, CpuUnit::kCore), "N/A");
+    EXPECT_EQ(bound_text(small_machine(), IdSet::range(6, 9), CpuUnit::kCore),
               "package[0][core:L3] package[1][core:L4]");
-    EXPECT_EQ(bound_text(machine(), IdSet{3}, CpuUnit::kHwthread), "package[0][hwt:L3]");
+    EXPECT_EQ(bound_text(small_machine(), IdSet{3}, CpuUnit::kHwthread), "package[0][hwt:L3]");
 }
 
 TEST(Display, JobLevelHeaderAndDryRunWarning) {
     const auto map =
-        map_job(single(2, "ppr:1:package:oversubscribe", "", "package"), nodes("n0:2"));
+        map_job(single(2, "ppr:1:package:oversubscribe", "", "package"), small_nodes("n0:2"));
     ASSERT_TRUE(map.ok()) << map.error().str();
     EXPECT_EQ(display_map(*map, {"job-7", true}),
               "\n"

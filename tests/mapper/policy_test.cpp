@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.h"
+
 namespace gantry {
 namespace {
+
+using test::directives;
 
 MapPolicy map_ok(std::string_view text) {
     auto map = parse_map_by(text);
@@ -184,18 +188,6 @@ TEST(BindTo, EveryDirectiveAndQualifier) {
 }
 
 // ---- resolution -------------------------------------------------------------
-
-Directives directives(std::string_view map, std::string_view rank = "",
-                      std::string_view bind = "") {
-    Directives d;
-    if (!map.empty())
-        d.map = *parse_map_by(map);
-    if (!rank.empty())
-        d.rank = *parse_rank_by(rank);
-    if (!bind.empty())
-        d.bind = *parse_bind_to(bind);
-    return d;
-}
 
 JobPolicy resolve_ok(const Directives& job, std::vector<Directives> apps, unsigned nprocs = 8) {
     auto policy = resolve_policies(job, apps, nprocs);

@@ -4,26 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.h"
+
 namespace gantry {
 namespace {
 
-const Topology& machine() {
-    static const Topology topology = *Topology::from_synthetic("package:2 core:4 pu:2");
-    return topology;
-}
-
-std::vector<Node> nodes(std::string_view hosts, std::string_view local = "") {
-    return make_nodes(*parse_hosts(hosts), machine(), CpuUnit::kCore, local);
-}
-
-Directives directives(std::string_view map, std::string_view bind = "") {
-    Directives d;
-    if (!map.empty())
-        d.map = *parse_map_by(map);
-    if (!bind.empty())
-        d.bind = *parse_bind_to(bind);
-    return d;
-}
+using test::directives;
+using test::small_machine;
+using test::small_nodes;
 
 AppRequest app(unsigned n, Directives own = {}) {
     return AppRequest{n, std::move(own), "", {}, {}};
@@ -54,23 +42,23 @@ TEST(JobResources, CoresOfBoundAndUnboundTasks) {
          "n0:2",
          "rank0/core[0-7] on n0"},
         {"unbound: one core per task, lowest first",
-         {directives("slot", "none"), {app(5)}},
+         {directives("slot", "", "none"), {app(5)}},
          "n0:4,n1:4",
          "rank0/core[0-3] rank1/core0 on n[0-1]"},
         {"unbound with hwthread CPUs: one PU per task, R holds their cores",
-         {directives("slot:hwtcpus", "none"), {app(3)}},
+         {directives("slot:hwtcpus", "", "none"), {app(3)}},
          "n0:4",
          "rank0/core[0-1] on n0"},
         {"unbound tasks take cores no bound task holds",
-         {directives("core"), {app(2), app(2, directives("slot", "none"))}},
+         {directives("core"), {app(2), app(2, directives("slot", "", "none"))}},
          "n0:4",
          "rank0/core[0-3] on n0"},
         {"a core with one bound hwthread is not a free slot",
-         {directives("hwthread"), {app(1), app(1, directives("slot", "none"))}},
+         {directives("hwthread"), {app(1), app(1, directives("slot", "", "none"))}},
          "n0:2",
          "rank0/core[0-1] on n0"},
         {"oversubscribed beyond the cores: unbound tasks share them all",
-         {directives("slot:oversubscribe", "none"), {app(20)}},
+         {directives("slot:oversubscribe", "", "none"), {app(20)}},
          "n0:4",
          "rank0/core[0-7] on n0"},
         {"nodes without tasks are left out; ranks are node indices",
@@ -80,7 +68,8 @@ TEST(JobResources, CoresOfBoundAndUnboundTasks) {
     };
     for (const auto& c : kCases) {
         const bool local = std::string_view(c.name).starts_with("nodes without");
-        EXPECT_EQ(resources_of(c.request, nodes(c.hosts, local ? "n0" : "")), c.expected) << c.name;
+        EXPECT_EQ(resources_of(c.request, small_nodes(c.hosts, local ? "n0" : "")), c.expected)
+            << c.name;
     }
 }
 
@@ -90,17 +79,17 @@ TEST(JobResources, InsideAnAllocation) {
         R"({"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"5-7"}}],)"
         R"("nodelist":["n[0-1]"]}})");
     const JobRequest request{directives("core"), {app(4)}};
-    EXPECT_EQ(resources_of(request, *nodes_from_resources(allocation, machine())),
+    EXPECT_EQ(resources_of(request, *nodes_from_resources(allocation, small_machine())),
               "rank0/core[5-7] rank1/core5 on n[0-1]");
-    const JobRequest unbound{directives("slot", "none"), {app(4)}};
-    EXPECT_EQ(resources_of(unbound, *nodes_from_resources(allocation, machine())),
+    const JobRequest unbound{directives("slot", "", "none"), {app(4)}};
+    EXPECT_EQ(resources_of(unbound, *nodes_from_resources(allocation, small_machine())),
               "rank0/core[5-7] rank1/core5 on n[0-1]");
 }
 
 // GPUs come from the tasks: a map built by hand, as a device map gives it.
 TEST(JobResources, GpusOfTheTasks) {
     JobMap map;
-    map.nodes = nodes("g0:2,g1:2");
+    map.nodes = small_nodes("g0:2,g1:2");
     map.policy.apps.resize(1);
     map.app_sizes = {3};
     map.tasks = {Task{0, 0, 0, 0, 0, 0, IdSet{0, 1}, IdSet{0, 1}, {2}},
