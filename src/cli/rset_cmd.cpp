@@ -116,11 +116,14 @@ Result<std::vector<ResourceSet>> read_sets(const std::vector<std::string>& files
     return sets;
 }
 
-// One set from several: their union; a single document passes unchanged.
-Result<ResourceSet> union_of(std::vector<ResourceSet> sets) {
-    ResourceSet result = std::move(sets.front());
-    for (std::size_t i = 1; i < sets.size(); ++i) {
-        auto merged = result.add(sets[i]);
+// The union of every document read; a single document passes unchanged.
+Result<ResourceSet> read_union(const std::vector<std::string>& files) {
+    auto sets = read_sets(files);
+    if (!sets)
+        return sets.error();
+    ResourceSet result = std::move(sets->front());
+    for (std::size_t i = 1; i < sets->size(); ++i) {
+        auto merged = result.add((*sets)[i]);
         if (!merged)
             return merged.error();
         result = std::move(*merged);
@@ -274,10 +277,7 @@ int run_decode(const DecodeOptions& options, const std::vector<std::string>& fil
     if (options.count && options.count != "node" && options.count != "core" &&
         options.count != "gpu")
         return fail(count_of({}, *options.count).error());
-    auto sets = read_sets(files);
-    if (!sets)
-        return fail(sets.error());
-    auto merged = union_of(std::move(*sets));
+    auto merged = read_union(files);
     if (!merged)
         return fail(merged.error());
     auto set = decode_selection(std::move(*merged), options);
@@ -329,20 +329,14 @@ int run_fold(std::string_view name, const std::vector<std::string>& files,
 }
 
 int run_remap(const std::vector<std::string>& files) {
-    auto sets = read_sets(files);
-    if (!sets)
-        return fail(sets.error());
-    auto merged = union_of(std::move(*sets));
+    auto merged = read_union(files);
     if (!merged)
         return fail(merged.error());
     return print(merged->remap());
 }
 
 int run_rerank(const std::string& hostlist, const std::vector<std::string>& files) {
-    auto sets = read_sets(files);
-    if (!sets)
-        return fail(sets.error());
-    auto merged = union_of(std::move(*sets));
+    auto merged = read_union(files);
     if (!merged)
         return fail(merged.error());
     auto reranked = merged->rerank(hostlist);
@@ -352,10 +346,7 @@ int run_rerank(const std::string& hostlist, const std::vector<std::string>& file
 }
 
 int run_set_property(const std::vector<std::string>& specs) {
-    auto sets = read_sets({});
-    if (!sets)
-        return fail(sets.error());
-    auto merged = union_of(std::move(*sets));
+    auto merged = read_union({});
     if (!merged)
         return fail(merged.error());
     for (const auto& spec : specs)
