@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_map>
 
 namespace gantry {
 namespace {
@@ -110,6 +111,28 @@ std::string bound_text(const Topology& topology, const IdSet& cpus, CpuUnit unit
     }
     return out.empty() ? "N/A" : out;
 }
+
+// Tasks bound alike print alike: a million tasks on nodes of one topology
+// have a few hundred distinct bindings, so each text is made once.
+class BoundTexts {
+public:
+    const std::string& of(const Topology& topology, const IdSet& cpus, CpuUnit unit) {
+        // Copies of a loaded topology share one hwloc handle: key on it.
+        const hwloc_topology* const shared = topology.handle();
+        key_.assign(reinterpret_cast<const char*>(&shared), sizeof shared);
+        key_ += static_cast<char>(unit);
+        for (const IdSet::Range& r : cpus.ranges())
+            key_.append(reinterpret_cast<const char*>(&r), sizeof r);
+        auto [it, added] = texts_.try_emplace(key_);
+        if (added)
+            it->second = bound_text(topology, cpus, unit);
+        return it->second;
+    }
+
+private:
+    std::string key_;
+    std::unordered_map<std::string, std::string> texts_;
+};
 
 Json map_json(const JobMap& map) {
     Json nodes = Json::array();
@@ -332,14 +355,16 @@ std::string map_svg(const JobMap& map) {
 
 std::string display_bindings(const JobMap& map, const DisplayOptions& options) {
     std::string out;
+    BoundTexts bound;
     for (const Task& task : map.tasks) {
         const Node& node = map.nodes[task.node];
         out += "Proc " + options.job_id + "[" + std::to_string(task.rank) + "] Node " + node.name;
         if (task.cpus.empty())
             out += " is UNBOUND\n";
         else
-            out += " bound to " +
-                   bound_text(node.topology, task.cpus, map.policy.apps[task.app].cpus) + "\n";
+            out.append(" bound to ")
+                .append(bound.of(node.topology, task.cpus, map.policy.apps[task.app].cpus))
+                .append("\n");
     }
     return out;
 }
@@ -353,6 +378,7 @@ std::string display_map(const JobMap& map, const DisplayOptions& options) {
     std::vector<std::vector<const Task*>> by_node(map.nodes.size());
     for (const Task& task : map.tasks)
         by_node[task.node].push_back(&task);
+    BoundTexts bound;
     for (std::size_t n = 0; n < map.nodes.size(); ++n) {
         if (by_node[n].empty())
             continue;
@@ -362,11 +388,14 @@ std::string display_map(const JobMap& map, const DisplayOptions& options) {
                "\tNum procs: " + std::to_string(by_node[n].size()) + "\n";
         for (const Task* task : by_node[n]) {
             const CpuUnit unit = map.policy.apps[task->app].cpus;
-            out += "        Process jobid: " + options.job_id +
-                   " App: " + std::to_string(task->app) +
-                   " Process rank: " + std::to_string(task->rank) +
-                   " Bound: " + bound_text(node.topology, task->cpus, unit) +
-                   device_text(node.topology, task->gpus) + "\n";
+            out.append("        Process jobid: ").append(options.job_id).append(" App: ");
+            append_number(out, task->app);
+            out.append(" Process rank: ");
+            append_number(out, task->rank);
+            out.append(" Bound: ").append(bound.of(node.topology, task->cpus, unit));
+            if (!task->gpus.empty())
+                out += device_text(node.topology, task->gpus);
+            out += '\n';
         }
     }
     if (options.dry_run)
