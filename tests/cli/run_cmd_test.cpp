@@ -62,11 +62,8 @@ TEST(RunCommand, MpirunSpellingsAndBindings) {
 }
 
 TEST(RunCommand, HostfileAndJson) {
-    const std::string hostfile = ::testing::TempDir() + "/gantry-run-hosts";
-    FILE* f = std::fopen(hostfile.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs("# two nodes\nn0 slots=1\nn1 slots=1\n", f);
-    std::fclose(f);
+    const std::string hostfile =
+        write_temp_file("gantry-run-hosts", "# two nodes\nn0 slots=1\nn1 slots=1\n");
     const auto result = run_gantry({"run", "--rtos", "donotlaunch", "--display", "map:json",
                                     "--hostfile", hostfile, "--topology", "package:1 core:2 pu:1",
                                     "--map-by", "node", "-n", "2", "--bind-to", "none", "true"});
@@ -84,13 +81,10 @@ TEST(RunCommand, HostfileAndJson) {
 }
 
 TEST(RunCommand, NodesFromAResourceSet) {
-    const std::string r = ::testing::TempDir() + "/gantry-run-R.json";
-    FILE* f = std::fopen(r.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(R"({"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"6-7"}}],)"
-               R"("nodelist":["n[0-1]"]}})",
-               f);
-    std::fclose(f);
+    const std::string r = write_temp_file(
+        "gantry-run-R.json",
+        R"({"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"6-7"}}],)"
+        R"("nodelist":["n[0-1]"]}})");
     const auto result =
         run_gantry({"run", "--dry-run", "--display", "bindings", "--resources", r, "--topology",
                     kMachine, "-n", "3", "--map-by", "core", "hostname"});
@@ -143,11 +137,8 @@ TEST(RunCommand, RelativeHosts) {
 // seq without FILE=: one task per hostfile line, in order, slots ignored;
 // a later app reads its own -H.
 TEST(RunCommand, SeqReadsTheHosts) {
-    const std::string hostfile = ::testing::TempDir() + "/gantry-run-seq-hosts";
-    FILE* f = std::fopen(hostfile.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs("n1 slots=4\nn0\nn1 slots=2\n", f);
-    std::fclose(f);
+    const std::string hostfile =
+        write_temp_file("gantry-run-seq-hosts", "n1 slots=4\nn0\nn1 slots=2\n");
     const auto result = run_gantry({"run", "--dry-run", "--display", "bindings", "--hostfile",
                                     hostfile, "--topology", kMachine, "--map-by", "seq", "x", ":",
                                     "-H", "n0,n1", "--map-by", "seq", "y"});

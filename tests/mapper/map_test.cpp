@@ -6,11 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "fixtures.h"
 #include "mapper/display.h"
+#include "support/vectors.h"
 
 namespace gantry {
 namespace {
@@ -168,16 +166,10 @@ TEST(MapJob, EachPlacerMapsOneAppOfTwo) {
     }
 }
 
-std::string write_file(const std::string& name, const std::string& text) {
-    const auto path = std::filesystem::temp_directory_path() / name;
-    std::ofstream(path) << text;
-    return path.string();
-}
-
 // seq and rankfile each place one app of a two-app job, numbering its tasks
 // in file order after app 0's.
 TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
-    const std::string seq = write_file("gantry-map-test.seq", "n1\nn0 3\nn1 1:0\n");
+    const std::string seq = test::write_temp_file("gantry-map-test.seq", "n1\nn0 3\nn1 1:0\n");
     JobRequest request{
         directives("core"),
         {AppRequest{2, {}, "", {}, {}}, AppRequest{3, directives("seq:FILE=" + seq), "", {}, {}}}};
@@ -189,7 +181,7 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
               "tasks or add lines");
 
     // Rankfile ranks are the job's: app 1 holds ranks 2 and 3.
-    const std::string rf = write_file(
+    const std::string rf = test::write_temp_file(
         "gantry-map-test.rf", "rank 2=n1 slot=1:0-1\nrank 3=+n0 slot=5\nrank 9=n0 slot=0\n");
     request.apps[1] = AppRequest{2, directives("rankfile:FILE=" + rf), "", {}, {}};
     EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),

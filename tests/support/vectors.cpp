@@ -23,6 +23,15 @@ std::string read_file(const std::filesystem::path& path) {
     return text.str();
 }
 
+std::string write_temp_file(const std::string& name, const std::string& text) {
+    const auto path = std::filesystem::temp_directory_path() / name;
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out.flush())
+        throw std::runtime_error("cannot write " + path.string());
+    return path.string();
+}
+
 Json load_vector_json(const std::string& relative_path) {
     const auto dir = vectors_dir();
     if (!dir)

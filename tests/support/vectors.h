@@ -23,6 +23,10 @@ Json load_vector_json(const std::string& relative_path);
 // Reads a file's bytes.
 std::string read_file(const std::filesystem::path& path);
 
+// Writes `text` to a file called `name` in the temporary folder, for a test
+// input such as a hostfile; returns its path.
+std::string write_temp_file(const std::string& name, const std::string& text);
+
 }  // namespace gantry::test
 
 // Skips the current test, with a warning on stderr, when the vectors are absent.
