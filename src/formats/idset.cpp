@@ -1,9 +1,10 @@
 #include "formats/idset.h"
 
 #include <algorithm>
-#include <charconv>
 #include <iterator>
 #include <utility>
+
+#include "util/text.h"
 
 namespace gantry {
 
@@ -110,12 +111,6 @@ Result<std::pair<std::size_t, std::size_t>> body_of(std::string_view text) {
     return std::pair{std::size_t{1}, text.size() - 1};
 }
 
-void append_id(std::string& out, IdSet::Id id) {
-    char buf[16];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, id);
-    out.append(buf, end);
-}
-
 }  // namespace
 
 IdSet::IdSet(std::initializer_list<Id> ids) {
@@ -178,16 +173,16 @@ std::string IdSet::encode(EncodeOptions options) const {
     for (const Range& r : ranges_) {
         if (options.ranges || r.lo == r.hi) {
             separate();
-            append_id(out, r.lo);
+            append_number(out, r.lo);
             if (r.hi != r.lo) {
                 out += '-';
-                append_id(out, r.hi);
+                append_number(out, r.hi);
             }
             continue;
         }
         for (std::uint64_t id = r.lo; id <= r.hi; ++id) {
             separate();
-            append_id(out, static_cast<Id>(id));
+            append_number(out, id);
         }
     }
     if (brackets)

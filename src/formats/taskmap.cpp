@@ -1,11 +1,11 @@
 #include "formats/taskmap.h"
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <utility>
 
 #include "util/json.h"
+#include "util/text.h"
 
 namespace gantry {
 
@@ -36,12 +36,6 @@ std::string_view trim(std::string_view text) {
     while (!text.empty() && is_space(text.back()))
         text.remove_suffix(1);
     return text;
-}
-
-void append_number(std::string& out, std::uint64_t n) {
-    char buf[24];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, n);
-    out.append(buf, end);
 }
 
 // A block's fields, checked against the RFC and the id limits; `field_at`

@@ -1,8 +1,9 @@
 #include "mapper/display.h"
 
 #include <algorithm>
-#include <charconv>
 #include <unordered_map>
+
+#include "util/text.h"
 
 namespace gantry {
 namespace {
@@ -171,12 +172,6 @@ Json map_json(const JobMap& map) {
 }
 
 namespace {
-
-void append_number(std::string& out, std::uint64_t n) {
-    char digits[24];
-    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-    out.append(digits, end);
-}
 
 // A node's tasks often share a cpuset: encode it once per run.
 struct CpusetText {
