@@ -1,0 +1,73 @@
+// The shell: runs one node's share of a job. It spawns each task bound to
+// its cpus with its environment and stdio, serves the job PMI-1, forwards
+// signals, enforces the time limit, and turns the tasks' exit statuses into
+// the job's exit code. One event loop (Asio), no threads.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/idset.h"
+#include "pmi/server.h"
+
+namespace gantry::shell {
+
+struct Task {
+    std::uint32_t rank = 0;  // in the job
+    std::uint32_t app = 0;
+    std::vector<std::string> argv;  // argv[0] is looked up in PATH of `env`
+    std::vector<std::string> env;   // complete, "NAME=VALUE"; the shell adds PMI_FD
+    std::string cwd;                // empty: the shell's own
+    IdSet cpus_os;                  // sched_setaffinity before exec; empty: unbound
+};
+
+// Where stdin comes from and which ranks receive it (each the same bytes).
+struct Input {
+    enum class Source { Stdin, File, None };
+    Source source = Source::Stdin;
+    std::string file;         // Source::File
+    IdSet ranks = IdSet{0};   // receivers; every other task reads /dev/null
+};
+
+struct Output {
+    bool label = false;       // --label-io: "RANK: " before every line
+    bool unbuffered = false;  // --unbuffered: pass bytes on as they come
+    // --output / --error: file name templates with {{id}}, {{taskid}},
+    // {{node}}; empty: the shell's stdout / stderr. --output alone takes
+    // stderr too, as flux does.
+    std::string output_template;
+    std::string error_template;
+};
+
+struct Limits {
+    std::chrono::milliseconds time_limit{0};  // 0: none
+    std::chrono::milliseconds kill_timeout{5000};
+    bool kill_on_bad_exit = false;
+};
+
+struct Job {
+    std::string id;        // GANTRY_JOB_ID, {{id}}
+    std::string hostname;  // {{node}}, and in messages "task 3 (node0)"
+    std::vector<Task> tasks;                // this node's, in local-rank order
+    std::vector<std::string> app_commands;  // per app, for messages: "./b"
+    pmi::JobInfo pmi;
+    Input input;
+    Output output;
+    Limits limits;
+    std::vector<std::pair<int, rlim_t>> soft_limits;  // --rlimit: RLIMIT_*, value
+    std::optional<mode_t> umask;                      // --umask
+};
+
+// Runs the job's tasks to their end and returns the job's exit code: 0 when
+// every task exited 0, else the first failure's (128+N for signal N), the
+// exit code of a PMI abort, 127/126 when a command cannot start. Prints one
+// summary line on stderr when the job failed.
+int run(const Job& job);
+
+}  // namespace gantry::shell
