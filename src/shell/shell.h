@@ -4,6 +4,7 @@
 // the job's exit code. One event loop (Asio), no threads.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
