@@ -17,7 +17,8 @@ bool is_variable_name(std::string_view name) {
     if (name.empty() || (name[0] >= '0' && name[0] <= '9'))
         return false;
     for (const char c : name)
-        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+        if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9')))
             return false;
     return true;
 }
@@ -29,8 +30,7 @@ Status apply_assignment(Environment& env, std::string_view text, const Environme
     const std::size_t equals = text.find('=');
     const std::string_view name = text.substr(0, equals);
     if (!is_variable_name(name))
-        return Error::in(std::string(kDomain), where + ": bad variable name " + quote(name),
-                         text);
+        return Error::in(std::string(kDomain), where + ": bad variable name " + quote(name), text);
     if (equals != std::string_view::npos)
         env.set(std::string(name), std::string(text.substr(equals + 1)));
     else if (const auto value = origin.get(name))
@@ -46,7 +46,8 @@ Status apply_file(Environment& env, const std::string& path, const Environment& 
     for (unsigned number = 1; std::getline(in, line); ++number) {
         if (line.empty() || line[0] == '#')
             continue;
-        const std::string where = "--env-file: line " + std::to_string(number) + " of " + quote(path);
+        const std::string where =
+            "--env-file: line " + std::to_string(number) + " of " + quote(path);
         if (line.find('=') == std::string::npos)
             return Error::in(std::string(kDomain), where + ": no '='", line);
         if (auto status = apply_assignment(env, line, origin, where); !status)
@@ -106,13 +107,13 @@ std::vector<std::string> Environment::entries() const {
 
 Status apply_rule(Environment& env, const EnvRule& rule, const Environment& origin) {
     switch (rule.kind) {
-    case EnvRule::Kind::Set:
-        return apply_assignment(env, rule.text, origin, "--env");
-    case EnvRule::Kind::Remove:
-        env.remove_matching(rule.text);
-        return {};
-    case EnvRule::Kind::File:
-        return apply_file(env, rule.text, origin);
+        case EnvRule::Kind::Set:
+            return apply_assignment(env, rule.text, origin, "--env");
+        case EnvRule::Kind::Remove:
+            env.remove_matching(rule.text);
+            return {};
+        case EnvRule::Kind::File:
+            return apply_file(env, rule.text, origin);
     }
     return {};
 }

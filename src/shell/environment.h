@@ -60,8 +60,8 @@ struct TaskPlace {
     std::uint32_t node_id = 0;
     std::uint32_t app = 0;
     std::uint32_t app_rank = 0;
-    std::string task_map;            // RFC 34 wrapped form
-    std::vector<unsigned> gpus;      // the task's GPUs; empty: the node has none
+    std::string task_map;        // RFC 34 wrapped form
+    std::vector<unsigned> gpus;  // the task's GPUs; empty: the node has none
 };
 
 // Sets GANTRY_JOB_ID, GANTRY_JOB_SIZE, GANTRY_JOB_NNODES, GANTRY_TASK_RANK,

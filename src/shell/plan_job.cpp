@@ -69,17 +69,17 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
     const std::uint32_t nnodes = nodes_with_tasks(map);
     for (const LaunchTask& launch : plan.tasks) {
         Environment env = app_env[launch.app];
-        set_task_variables(env, TaskPlace{settings.job_id, plan.job_size, nnodes, launch.rank,
-                                          launch.local_rank,
-                                          static_cast<std::uint32_t>(plan.tasks.size()),
-                                          plan.node, launch.app, launch.app_rank, wrapped,
-                                          launch.gpus});
+        set_task_variables(
+            env, TaskPlace{settings.job_id, plan.job_size, nnodes, launch.rank, launch.local_rank,
+                           static_cast<std::uint32_t>(plan.tasks.size()), plan.node, launch.app,
+                           launch.app_rank, wrapped, launch.gpus});
         Task task;
         task.rank = launch.rank;
         task.app = launch.app;
         task.argv = launch.argv;
         task.env = env.entries();
-        const bool own_cwd = launch.app < settings.apps.size() && !settings.apps[launch.app].cwd.empty();
+        const bool own_cwd =
+            launch.app < settings.apps.size() && !settings.apps[launch.app].cwd.empty();
         task.cwd = own_cwd ? settings.apps[launch.app].cwd : settings.cwd;
         task.cpus_os = launch.cpus_os;
         job.tasks.push_back(std::move(task));

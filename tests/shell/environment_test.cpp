@@ -9,7 +9,9 @@ namespace {
 
 using Entries = std::vector<std::string>;
 
-Environment origin() { return Environment::from_entries({"HOME=/home/u", "PATH=/bin", "OMP_X=1", "OMP_Y=2"}); }
+Environment origin() {
+    return Environment::from_entries({"HOME=/home/u", "PATH=/bin", "OMP_X=1", "OMP_Y=2"});
+}
 
 Entries applied(const std::vector<EnvRule>& rules) {
     Environment env = origin();
@@ -47,15 +49,17 @@ TEST(Environment, RulesApplyInOrder) {
 }
 
 TEST(Environment, FileRules) {
-    const std::string path = test::write_temp_file("env-file", "# settings\n\nA=1\nB=x y\nHOME=/tmp\n");
+    const std::string path =
+        test::write_temp_file("env-file", "# settings\n\nA=1\nB=x y\nHOME=/tmp\n");
     EXPECT_EQ(applied({{EnvRule::Kind::File, path}}),
               (Entries{"A=1", "B=x y", "HOME=/tmp", "OMP_X=1", "OMP_Y=2", "PATH=/bin"}));
     const std::string bad = test::write_temp_file("env-file-bad", "A=1\n\nfoo\n");
     EXPECT_EQ(error_of({EnvRule::Kind::File, bad}),
               "run: --env-file: line 3 of \"" + bad + "\": no '=' in \"foo\"");
     const std::string bad_name = test::write_temp_file("env-file-name", "1A=1\n");
-    EXPECT_EQ(error_of({EnvRule::Kind::File, bad_name}),
-              "run: --env-file: line 1 of \"" + bad_name + "\": bad variable name \"1A\" in \"1A=1\"");
+    EXPECT_EQ(
+        error_of({EnvRule::Kind::File, bad_name}),
+        "run: --env-file: line 1 of \"" + bad_name + "\": bad variable name \"1A\" in \"1A=1\"");
     EXPECT_EQ(error_of({EnvRule::Kind::File, "/nonexistent/env"}),
               "run: --env-file: cannot read the file in \"/nonexistent/env\"");
 }
@@ -69,23 +73,15 @@ TEST(Environment, BadNames) {
 
 TEST(Environment, TaskVariables) {
     Environment env = Environment::from_entries({"PMI_RANK=99", "KEEP=1"});
-    set_task_variables(env, TaskPlace{"f1", 6, 2, 4, 1, 3, 1, 1, 2, "{\"version\":1,\"map\":[[0,2,3,1]]}", {}});
-    EXPECT_EQ(env.entries(), (Entries{"GANTRY_APP_INDEX=1",
-                                      "GANTRY_APP_RANK=2",
-                                      "GANTRY_JOB_ID=f1",
-                                      "GANTRY_JOB_NNODES=2",
-                                      "GANTRY_JOB_SIZE=6",
-                                      "GANTRY_NODE_ID=1",
-                                      "GANTRY_TASK_LOCAL_RANK=1",
-                                      "GANTRY_TASK_LOCAL_SIZE=3",
-                                      "GANTRY_TASK_MAP={\"version\":1,\"map\":[[0,2,3,1]]}",
-                                      "GANTRY_TASK_RANK=4",
-                                      "KEEP=1",
-                                      "MPI_LOCALNRANKS=3",
-                                      "MPI_LOCALRANKID=1",
-                                      "PMI_RANK=4",
-                                      "PMI_SIZE=6",
-                                      "PMI_SPAWNED=0"}));
+    set_task_variables(
+        env, TaskPlace{"f1", 6, 2, 4, 1, 3, 1, 1, 2, "{\"version\":1,\"map\":[[0,2,3,1]]}", {}});
+    EXPECT_EQ(env.entries(),
+              (Entries{"GANTRY_APP_INDEX=1", "GANTRY_APP_RANK=2", "GANTRY_JOB_ID=f1",
+                       "GANTRY_JOB_NNODES=2", "GANTRY_JOB_SIZE=6", "GANTRY_NODE_ID=1",
+                       "GANTRY_TASK_LOCAL_RANK=1", "GANTRY_TASK_LOCAL_SIZE=3",
+                       "GANTRY_TASK_MAP={\"version\":1,\"map\":[[0,2,3,1]]}", "GANTRY_TASK_RANK=4",
+                       "KEEP=1", "MPI_LOCALNRANKS=3", "MPI_LOCALRANKID=1", "PMI_RANK=4",
+                       "PMI_SIZE=6", "PMI_SPAWNED=0"}));
     Environment gpu;
     set_task_variables(gpu, TaskPlace{"f1", 1, 1, 0, 0, 1, 0, 0, 0, "", {2, 3}});
     EXPECT_EQ(gpu.get("CUDA_VISIBLE_DEVICES"), "2,3");
