@@ -1,0 +1,52 @@
+#!/bin/sh
+# Launch cost: `gantry run -n N true` against MPICH's `mpiexec.hydra -n N true`
+# and against the floor (a program that only posix_spawns N `true` and waits),
+# interleaved run by run so that all three see the same machine. Prints the
+# best and median wall time of each, gantry's ratio to the floor, and the
+# front end's largest resident set at N = 256.
+# Usage: bench/launch.sh path/to/gantry [RUNS]
+set -eu
+gantry=${1:?usage: bench/launch.sh path/to/gantry [RUNS]}
+runs=${2:-20}
+floor=$(dirname "$gantry")/bench/spawn_floor
+hydra=$(command -v mpiexec.hydra || true)
+
+# wall_ms COMMAND...: milliseconds the command takes, output discarded.
+wall_ms() {
+    start=$(date +%s%N)
+    "$@" > /dev/null 2>&1 || echo "bench: failed: $*" >&2
+    end=$(date +%s%N)
+    echo $(((end - start) / 1000))
+}
+
+# summary LABEL MICROSECONDS...: best and median in ms.
+summary() {
+    label=$1
+    shift
+    printf '%s\n' "$@" | sort -n | awk -v label="$label" '
+        { t[NR] = $1 }
+        END { printf "%-8s best %8.1f ms  median %8.1f ms\n", label, t[1] / 1000, t[int((NR + 1) / 2)] / 1000 }'
+}
+
+for n in 1 8 64 256; do
+    f="" g="" h=""
+    i=0
+    while [ "$i" -lt "$runs" ]; do
+        f="$f $(wall_ms "$floor" "$n" true)"
+        g="$g $(wall_ms "$gantry" run --oversubscribe -n "$n" true)"
+        [ -n "$hydra" ] && h="$h $(wall_ms "$hydra" -n "$n" true)"
+        i=$((i + 1))
+    done
+    echo "== N = $n ($runs runs each)"
+    # shellcheck disable=SC2086
+    summary floor $f
+    # shellcheck disable=SC2086
+    summary gantry $g
+    # shellcheck disable=SC2086
+    [ -n "$hydra" ] && summary hydra $h
+    # shellcheck disable=SC2086
+    printf '%s\n%s\n' "$(printf '%s\n' $f | sort -n | head -1)" "$(printf '%s\n' $g | sort -n | head -1)" |
+        awk 'NR == 1 { f = $1 } NR == 2 { printf "gantry / floor (best): %.2f, gantry - floor: %.1f ms\n", $1 / f, ($1 - f) / 1000 }'
+done
+echo "== front end memory"
+"$floor" -r 1 "$gantry" run --oversubscribe -n 256 true 2>&1 | sed 's/^/gantry run -n 256 true: /'
