@@ -20,6 +20,7 @@ const std::map<std::string, std::vector<std::string>> kVectorFiles = {
     {"hostlist", {"hostlist.json", "hostlist_ops.json"}},
     {"taskmap", {"taskmap.json", "taskmap_ops.json"}},
     {"rset", {"R/index.json", "rlist_ops.json", "rcalc.json"}},
+    {"pmi", {"pmi_wire.json"}},
 };
 
 struct Writer {
