@@ -1,0 +1,141 @@
+#include "shell/output.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/text.h"
+
+namespace gantry::shell {
+namespace {
+
+// The bytes up to and including the last newline of `bytes` (empty: none).
+std::string_view whole_lines(std::string_view bytes) {
+    const void* last = ::memrchr(bytes.data(), '\n', bytes.size());
+    if (!last)
+        return {};
+    return bytes.substr(0, static_cast<const char*>(last) - bytes.data() + 1);
+}
+
+// The length of the first line of `bytes` with its newline, or all of it.
+std::size_t first_line_length(std::string_view bytes) {
+    const void* newline = std::memchr(bytes.data(), '\n', bytes.size());
+    return newline ? static_cast<const char*>(newline) - bytes.data() + 1 : bytes.size();
+}
+
+}  // namespace
+
+LineAssembler::LineAssembler(std::string label, bool unbuffered)
+    : label_(std::move(label)), unbuffered_(unbuffered) {}
+
+void LineAssembler::add(std::string_view bytes, std::string& scratch, ByteWriter& out) {
+    if (bytes.empty())
+        return;
+    if (unbuffered_) {
+        write_unbuffered(bytes, scratch, out);
+        return;
+    }
+    if (!tail_.empty()) {
+        // Complete the line kept from the previous call first.
+        const std::size_t first = first_line_length(bytes);
+        if (bytes[first - 1] != '\n') {
+            keep_tail(bytes, scratch, out);
+            return;
+        }
+        tail_.append(bytes.substr(0, first));
+        write_lines(tail_, scratch, out);
+        clear_tail();
+        bytes.remove_prefix(first);
+    }
+    const std::string_view lines = whole_lines(bytes);
+    if (!lines.empty())
+        write_lines(lines, scratch, out);
+    keep_tail(bytes.substr(lines.size()), scratch, out);
+}
+
+void LineAssembler::finish(std::string& scratch, ByteWriter& out) {
+    if (tail_.empty())
+        return;
+    write_lines(tail_, scratch, out);
+    clear_tail();
+}
+
+void LineAssembler::keep_tail(std::string_view bytes, std::string& scratch, ByteWriter& out) {
+    while (!bytes.empty()) {
+        const std::size_t take = std::min(bytes.size(), kLongestLine - tail_.size());
+        if (take == kLongestLine) {
+            write_lines(bytes.substr(0, take), scratch, out);  // no copy through the tail
+        } else {
+            tail_.append(bytes.substr(0, take));
+            if (tail_.size() == kLongestLine) {
+                write_lines(tail_, scratch, out);
+                clear_tail();
+            }
+        }
+        bytes.remove_prefix(take);
+    }
+}
+
+void LineAssembler::clear_tail() {
+    tail_.clear();
+    if (tail_.capacity() > 4096)
+        std::string().swap(tail_);  // a rare long line gives its memory back
+}
+
+void LineAssembler::write_lines(std::string_view lines, std::string& scratch, ByteWriter& out) {
+    if (label_.empty()) {
+        out.write(lines);
+        return;
+    }
+    scratch.clear();
+    while (!lines.empty()) {
+        const std::size_t length = first_line_length(lines);
+        scratch.append(label_);
+        scratch.append(lines.substr(0, length));
+        lines.remove_prefix(length);
+    }
+    out.write(scratch);
+}
+
+void LineAssembler::write_unbuffered(std::string_view bytes, std::string& scratch,
+                                     ByteWriter& out) {
+    if (label_.empty()) {
+        out.write(bytes);
+        return;
+    }
+    scratch.clear();
+    while (!bytes.empty()) {
+        if (at_line_start_)
+            scratch.append(label_);
+        const std::size_t length = first_line_length(bytes);
+        scratch.append(bytes.substr(0, length));
+        at_line_start_ = bytes[length - 1] == '\n';
+        bytes.remove_prefix(length);
+    }
+    out.write(scratch);
+}
+
+std::string expand_template(std::string_view pattern, const TemplateValues& values) {
+    std::string name;
+    while (!pattern.empty()) {
+        if (pattern.starts_with("{{id}}")) {
+            name.append(values.id);
+            pattern.remove_prefix(6);
+        } else if (pattern.starts_with("{{taskid}}")) {
+            append_number(name, values.taskid);
+            pattern.remove_prefix(10);
+        } else if (pattern.starts_with("{{node}}")) {
+            name.append(values.node);
+            pattern.remove_prefix(8);
+        } else {
+            name.push_back(pattern.front());
+            pattern.remove_prefix(1);
+        }
+    }
+    return name;
+}
+
+bool names_each_task(std::string_view pattern) {
+    return pattern.find("{{taskid}}") != std::string_view::npos;
+}
+
+}  // namespace gantry::shell

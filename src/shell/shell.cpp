@@ -1,0 +1,787 @@
+// The shell's event loop: one job's tasks, their output, stdin and PMI,
+// the signals the shell receives, the time limit, and the exit code.
+#include "shell/shell.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/post.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "shell/exit_status.h"
+#include "shell/fd.h"
+#include "shell/input.h"
+#include "shell/io_fd.h"
+#include "shell/output.h"
+#include "shell/sink.h"
+#include "shell/spawn.h"
+#include "util/duration.h"
+
+namespace gantry::shell {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Descriptor = asio::posix::stream_descriptor;
+
+// One buffer for every read from a task: a stream keeps only its
+// unterminated line, never a buffer of its own.
+constexpr std::size_t kReadSize = 64 * 1024;
+// Reads from one pipe in one turn of the loop before the others get theirs.
+constexpr int kReadsPerTurn = 8;
+// A second SIGINT within this kills the job.
+constexpr auto kInterruptWindow = std::chrono::seconds(2);
+// Runtime failures of the shell itself (DESIGN.md).
+constexpr int kShellFailure = 1;
+
+// The shell's soft RLIMIT_NOFILE raised to its hard limit while the job
+// runs (256 tasks keep 1000 descriptors or more open); tasks get back the
+// value it had.
+class RaisedFileLimit {
+public:
+    RaisedFileLimit() {
+        rlimit limit{};
+        if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max)
+            return;
+        const rlim_t original = limit.rlim_cur;
+        limit.rlim_cur = limit.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &limit) == 0)
+            original_ = original;
+    }
+    RaisedFileLimit(const RaisedFileLimit&) = delete;
+    RaisedFileLimit& operator=(const RaisedFileLimit&) = delete;
+    ~RaisedFileLimit() {
+        rlimit limit{};
+        if (original_ && ::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+            limit.rlim_cur = *original_;
+            ::setrlimit(RLIMIT_NOFILE, &limit);
+        }
+    }
+    const std::optional<rlim_t>& original() const { return original_; }
+
+private:
+    std::optional<rlim_t> original_;
+};
+
+// SIGPIPE ignored while the job runs: a reader that has gone becomes EPIPE
+// from write, never the end of the shell.
+class IgnoredSigpipe {
+public:
+    IgnoredSigpipe() {
+        struct sigaction ignore {};
+        ignore.sa_handler = SIG_IGN;
+        ::sigaction(SIGPIPE, &ignore, &previous_);
+    }
+    IgnoredSigpipe(const IgnoredSigpipe&) = delete;
+    IgnoredSigpipe& operator=(const IgnoredSigpipe&) = delete;
+    ~IgnoredSigpipe() { ::sigaction(SIGPIPE, &previous_, nullptr); }
+
+private:
+    struct sigaction previous_ {};
+};
+
+// Every signal blocked while tasks start: no handler runs in a child that
+// shares the shell's memory, and no signal is lost (it waits until the end).
+class BlockedSignals {
+public:
+    BlockedSignals() {
+        sigset_t all;
+        ::sigfillset(&all);
+        ::pthread_sigmask(SIG_BLOCK, &all, &previous_);
+    }
+    BlockedSignals(const BlockedSignals&) = delete;
+    BlockedSignals& operator=(const BlockedSignals&) = delete;
+    ~BlockedSignals() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+private:
+    sigset_t previous_{};
+};
+
+// A line on the shell's stderr before its loop exists.
+void print_error(const std::string& line) {
+    const IoFd err = writable_stdio(2);
+    const std::string text = line + "\n";
+    std::size_t written = 0;
+    while (written < text.size()) {
+        const ssize_t n = write_some(err, text.data() + written, text.size() - written);
+        if (n >= 0)
+            written += static_cast<std::size_t>(n);
+        else if (errno == EAGAIN)
+            wait_writable(err);
+        else if (errno != EINTR)
+            return;
+    }
+}
+
+// The job's PMI data, with what a caller left out made up from its tasks
+// (a job built by hand, in tests).
+pmi::JobInfo pmi_info_of(const Job& job) {
+    pmi::JobInfo info = job.pmi;
+    std::uint32_t ranks = 0;
+    for (const Task& task : job.tasks)
+        ranks = std::max(ranks, task.rank + 1);
+    if (info.kvsname.empty())
+        info.kvsname = "gantry_" + (job.id.empty() ? std::string("job") : job.id);
+    info.size = std::max(info.size, ranks);
+    info.universe_size = std::max(info.universe_size, info.size);
+    if (info.appnum_of_rank.size() < info.size) {
+        info.appnum_of_rank.resize(info.size, 0);
+        for (const Task& task : job.tasks)
+            info.appnum_of_rank[task.rank] = task.app;
+    }
+    return info;
+}
+
+// A task's stdout or stderr on its way to a sink.
+struct TaskStream {
+    TaskStream(std::string label, bool unbuffered) : lines(std::move(label), unbuffered) {}
+    std::optional<Descriptor> pipe;  // empty once drained and closed
+    LineAssembler lines;
+    Sink* sink = nullptr;
+};
+
+// The shell's end of a task's PMI socket.
+struct PmiConnection {
+    std::optional<Descriptor> socket;
+    std::string unsent;  // replies the socket has not taken yet
+    bool waiting_writable = false;
+};
+
+struct RunningTask {
+    RunningTask(const Task& task, const Output& output)
+        : task(task),
+          out(output.label ? std::to_string(task.rank) + ": " : std::string(), output.unbuffered),
+          err(output.label ? std::to_string(task.rank) + ": " : std::string(), output.unbuffered) {}
+    const Task& task;
+    pid_t pid = -1;
+    bool reaped = false;
+    TaskStream out;
+    TaskStream err;
+    PmiConnection pmi;
+    std::optional<std::size_t> stdin_receiver;
+};
+
+// The descriptors made for one task: its ends close once it has started.
+struct Plumbing {
+    Fd task_in;  // a stdin pipe; empty: the job's /dev/null
+    Fd task_out;
+    Fd task_err;
+    Fd task_pmi;
+    Fd shell_out;
+    Fd shell_err;
+    Fd shell_pmi;
+    std::optional<std::size_t> receiver;  // of the job's stdin
+};
+
+class JobRun {
+public:
+    explicit JobRun(const Job& job)
+        : job_(job),
+          pmi_(pmi_info_of(job)),
+          signals_(loop_),
+          time_limit_(loop_),
+          kill_timer_(loop_) {}
+
+    int run();
+
+private:
+    // Before anything starts.
+    std::optional<std::vector<std::string>> find_commands();
+    Status check_soft_limits() const;
+    bool receives_input(const Task& task) const;
+
+    // Starting.
+    void start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile);
+    Result<Plumbing> make_plumbing(const Task& task);
+    void report_start_failure(const Task& task, const StartResult& start);
+    void watch(RunningTask& task, std::size_t index, Plumbing& plumbing);
+
+    // Output.
+    void wait_readable(RunningTask& task, TaskStream& stream);
+    void read_stream(RunningTask& task, TaskStream& stream);
+    void drain(TaskStream& stream);
+
+    // PMI.
+    void wait_pmi(RunningTask& task);
+    void read_pmi(RunningTask& task);
+    void handle(RunningTask& from, const pmi::Effects& effects);
+    void send_pmi(RunningTask& task, std::string_view line);
+    void write_pmi(RunningTask& task);
+    void close_pmi(RunningTask& task);
+
+    // Signals and timers.
+    void wait_signal();
+    void on_signal(int signal);
+    void signal_tasks(int signal);
+    void start_time_limit();
+
+    // Ends.
+    void reap();
+    void task_exited(RunningTask& task, int wait_status);
+    void fail(int exit_code, const std::string& line);
+    void terminate_job();
+    void kill_job();
+    void finish_if_done();
+
+    void say(const std::string& line);
+    std::string task_name(const Task& task) const;
+    std::string app_name(std::uint32_t app) const;
+
+    const Job& job_;
+    asio::io_context loop_;  // first: everything below uses it
+    std::unique_ptr<Sinks> sinks_;
+    std::unique_ptr<InputFeeder> input_;
+    pmi::Server pmi_;
+    asio::signal_set signals_;
+    asio::steady_timer time_limit_;
+    asio::steady_timer kill_timer_;
+    std::vector<RunningTask> tasks_;  // reserved up front: never moves
+    std::vector<std::size_t> live_;   // tasks not reaped yet
+    std::unordered_map<std::uint32_t, std::size_t> task_of_rank_;
+    std::vector<char> buffer_ = std::vector<char>(kReadSize);
+    std::string scratch_;  // labelled lines being built
+    bool starting_ = true;
+    bool terminating_ = false;
+    bool killing_ = false;
+    bool interrupt_killed_ = false;
+    std::optional<Clock::time_point> last_interrupt_;
+    std::optional<int> failure_code_;  // the first failure's, in time order
+    std::optional<int> abort_code_;    // a PMI abort's
+};
+
+int JobRun::run() {
+    const auto paths = find_commands();
+    if (!paths)
+        return *failure_code_;
+    if (auto limits = check_soft_limits(); !limits) {
+        print_error("gantry: " + limits.error().str());
+        return kShellFailure;
+    }
+    auto sinks = Sinks::open(loop_, job_);
+    if (!sinks) {
+        print_error("gantry: " + sinks.error().str());
+        return kShellFailure;
+    }
+    sinks_ = std::move(*sinks);
+    if (job_.input.source != Input::Source::None &&
+        std::any_of(job_.tasks.begin(), job_.tasks.end(),
+                    [this](const Task& task) { return receives_input(task); })) {
+        auto input = InputFeeder::open(loop_, job_.input);
+        if (!input) {
+            print_error("gantry: " + input.error().str());
+            return kShellFailure;
+        }
+        input_ = std::move(*input);
+    }
+
+    const RaisedFileLimit file_limit;
+    const IgnoredSigpipe ignored_sigpipe;
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD})
+        signals_.add(signal);
+    wait_signal();
+
+    start_tasks(*paths, file_limit.original());
+    starting_ = false;
+    if (input_)
+        input_->start();
+    start_time_limit();
+    asio::post(loop_, [this] { reap(); });  // a task may have ended before SIGCHLD was seen
+    loop_.run();
+
+    sinks_->flush();
+    if (abort_code_)
+        return *abort_code_;
+    return failure_code_.value_or(0);
+}
+
+// Every app's command is found before any task starts: one message per
+// app that cannot run, and nothing runs.
+std::optional<std::vector<std::string>> JobRun::find_commands() {
+    std::vector<std::string> paths;
+    paths.reserve(job_.tasks.size());
+    std::map<std::string, CommandPath> found;  // by name, search path and directory
+    std::set<std::uint32_t> reported;
+    for (const Task& task : job_.tasks) {
+        const std::string name = task.argv.empty() ? std::string() : task.argv[0];
+        const std::string_view search_path = search_path_of(task.env);
+        std::string key = name;
+        key.append(1, '\0').append(search_path).append(1, '\0').append(task.cwd);
+        auto known = found.find(key);
+        if (known == found.end())
+            known = found.emplace(std::move(key), find_command(name, search_path, task.cwd)).first;
+        const CommandPath& command = known->second;
+        if (command.error != 0 && reported.insert(task.app).second) {
+            print_error("gantry: " + app_name(task.app) + ": " + name + ": " +
+                        std::strerror(command.error));
+            if (!failure_code_)
+                failure_code_ = exit_code_of_start_error(command.error);
+        }
+        paths.push_back(command.path);
+    }
+    if (failure_code_)
+        return std::nullopt;
+    return paths;
+}
+
+Status JobRun::check_soft_limits() const {
+    for (const auto& [resource, value] : job_.soft_limits) {
+        rlimit limit{};
+        if (::getrlimit(resource, &limit) != 0)
+            return Error("--rlimit", "no resource limit " + std::to_string(resource));
+        if (limit.rlim_max != RLIM_INFINITY && (value == RLIM_INFINITY || value > limit.rlim_max))
+            return Error(
+                "--rlimit",
+                "soft limit " +
+                    (value == RLIM_INFINITY ? std::string("unlimited") : std::to_string(value)) +
+                    " of resource " + std::to_string(resource) + " is above its hard limit " +
+                    std::to_string(limit.rlim_max));
+    }
+    return {};
+}
+
+bool JobRun::receives_input(const Task& task) const {
+    return job_.input.source != Input::Source::None && job_.input.ranks.contains(task.rank);
+}
+
+void JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile) {
+    tasks_.reserve(job_.tasks.size());
+    live_.reserve(job_.tasks.size());
+    Fd dev_null;
+    if (!std::all_of(job_.tasks.begin(), job_.tasks.end(),
+                     [this](const Task& task) { return input_ && receives_input(task); })) {
+        auto opened = at_least(Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)), 4);
+        if (!opened || !*opened) {
+            fail(kShellFailure, "gantry: shell: cannot open /dev/null");
+            return;
+        }
+        dev_null = std::move(*opened);
+    }
+    Spawner spawner(job_, nofile);
+    const BlockedSignals blocked;
+    for (std::size_t i = 0; i < job_.tasks.size(); ++i) {
+        const Task& task = job_.tasks[i];
+        auto plumbing = make_plumbing(task);
+        if (!plumbing) {
+            fail(kShellFailure,
+                 "gantry: task " + task_name(task) + ": " + plumbing.error().message());
+            kill_job();
+            return;
+        }
+        const TaskFds fds{plumbing->task_in ? plumbing->task_in.get() : dev_null.get(),
+                          plumbing->task_out.get(), plumbing->task_err.get(),
+                          plumbing->task_pmi.get()};
+        const StartResult started = spawner.start(task, paths[i], fds);
+        if (started.failed != StartStep::None) {
+            if (plumbing->receiver)
+                input_->drop(*plumbing->receiver);
+            report_start_failure(task, started);
+            kill_job();
+            return;
+        }
+        RunningTask& running = tasks_.emplace_back(task, job_.output);
+        running.pid = started.pid;
+        running.stdin_receiver = plumbing->receiver;
+        live_.push_back(tasks_.size() - 1);
+        task_of_rank_.emplace(task.rank, tasks_.size() - 1);
+        watch(running, i, *plumbing);
+    }
+}
+
+Result<Plumbing> JobRun::make_plumbing(const Task& task) {
+    auto out = make_pipe();
+    if (!out)
+        return out.error();
+    auto err = make_pipe();
+    if (!err)
+        return err.error();
+    auto pmi = make_socket_pair();
+    if (!pmi)
+        return pmi.error();
+    for (const Fd* shell_end : {&out->read, &err->read, &pmi->read})
+        if (auto status = set_nonblocking(shell_end->get()); !status)
+            return status.error();
+    Plumbing plumbing;
+    for (auto [from, to] :
+         {std::pair{&out->write, &plumbing.task_out}, std::pair{&err->write, &plumbing.task_err},
+          std::pair{&pmi->write, &plumbing.task_pmi}}) {
+        auto moved = at_least(std::move(*from), 4);
+        if (!moved)
+            return moved.error();
+        *to = std::move(*moved);
+    }
+    plumbing.shell_out = std::move(out->read);
+    plumbing.shell_err = std::move(err->read);
+    plumbing.shell_pmi = std::move(pmi->read);
+    if (input_ && receives_input(task)) {
+        auto receiver = input_->add_receiver();
+        if (!receiver)
+            return receiver.error();
+        plumbing.task_in = std::move(receiver->task_end);
+        plumbing.receiver = receiver->id;
+    }
+    return plumbing;
+}
+
+void JobRun::report_start_failure(const Task& task, const StartResult& start) {
+    const std::string reason = std::strerror(start.error);
+    const std::string who = "gantry: task " + task_name(task) + ": ";
+    switch (start.failed) {
+        case StartStep::Exec:
+            fail(exit_code_of_start_error(start.error),
+                 "gantry: " + app_name(task.app) + ": " + task.argv[0] + ": " + reason);
+            return;
+        case StartStep::Clone:
+            fail(kShellFailure, who + "cannot start a process: " + reason);
+            return;
+        case StartStep::Affinity:
+            fail(kShellFailure,
+                 who + "cannot bind to cpus " + task.cpus_os.encode() + ": " + reason);
+            return;
+        case StartStep::ProcessGroup:
+            fail(kShellFailure, who + "cannot make a process group: " + reason);
+            return;
+        case StartStep::Stdio:
+            fail(kShellFailure, who + "cannot set up stdin, stdout, stderr and PMI: " + reason);
+            return;
+        case StartStep::Directory:
+            fail(kShellFailure,
+                 who + "cannot change directory to " + quote(task.cwd) + ": " + reason);
+            return;
+        case StartStep::Limit:
+            fail(kShellFailure, who + "cannot set resource limits: " + reason);
+            return;
+        case StartStep::None:
+            return;
+    }
+}
+
+void JobRun::watch(RunningTask& task, std::size_t index, Plumbing& plumbing) {
+    task.out.sink = &sinks_->out_of(index);
+    task.err.sink = &sinks_->err_of(index);
+    task.out.pipe.emplace(loop_, plumbing.shell_out.release());
+    task.err.pipe.emplace(loop_, plumbing.shell_err.release());
+    task.pmi.socket.emplace(loop_, plumbing.shell_pmi.release());
+    // Registered edge-triggered: what is already there is reported at once.
+    wait_readable(task, task.out);
+    wait_readable(task, task.err);
+    wait_pmi(task);
+}
+
+void JobRun::wait_readable(RunningTask& task, TaskStream& stream) {
+    stream.pipe->async_wait(Descriptor::wait_read,
+                            [this, &task, &stream](const asio::error_code& error) {
+                                if (!error)
+                                    read_stream(task, stream);
+                            });
+}
+
+// Reads until the pipe is empty (the next wait then sees new bytes), the
+// sink is full (resumed when it has room: the task blocks in write
+// meanwhile), or this pipe has had its turn.
+void JobRun::read_stream(RunningTask& task, TaskStream& stream) {
+    for (int reads = 0; stream.pipe; ++reads) {
+        if (stream.sink->full()) {
+            stream.sink->when_room([this, &task, &stream] { read_stream(task, stream); });
+            return;
+        }
+        if (reads == kReadsPerTurn) {
+            asio::post(loop_, [this, &task, &stream] { read_stream(task, stream); });
+            return;
+        }
+        const ssize_t n = ::read(stream.pipe->native_handle(), buffer_.data(), buffer_.size());
+        if (n > 0) {
+            stream.lines.add({buffer_.data(), static_cast<std::size_t>(n)}, scratch_, *stream.sink);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && errno == EAGAIN) {
+            wait_readable(task, stream);
+            return;
+        } else {
+            drain(stream);  // end of file
+            return;
+        }
+    }
+}
+
+// Reads what is left (until end of file, or until the pipe is empty when a
+// child of the task still holds it open), passes on the last line, closes.
+void JobRun::drain(TaskStream& stream) {
+    if (!stream.pipe)
+        return;
+    while (true) {
+        const ssize_t n = ::read(stream.pipe->native_handle(), buffer_.data(), buffer_.size());
+        if (n > 0)
+            stream.lines.add({buffer_.data(), static_cast<std::size_t>(n)}, scratch_, *stream.sink);
+        else if (n == 0 || errno != EINTR)
+            break;
+    }
+    stream.lines.finish(scratch_, *stream.sink);
+    stream.pipe.reset();  // closes; a pending wait completes as cancelled
+}
+
+void JobRun::wait_pmi(RunningTask& task) {
+    task.pmi.socket->async_wait(Descriptor::wait_read,
+                                [this, &task](const asio::error_code& error) {
+                                    if (!error)
+                                        read_pmi(task);
+                                });
+}
+
+void JobRun::read_pmi(RunningTask& task) {
+    while (task.pmi.socket) {
+        const ssize_t n = ::read(task.pmi.socket->native_handle(), buffer_.data(), buffer_.size());
+        if (n > 0) {
+            handle(task,
+                   pmi_.receive(task.task.rank, {buffer_.data(), static_cast<std::size_t>(n)}));
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && errno == EAGAIN) {
+            wait_pmi(task);
+            return;
+        } else {
+            close_pmi(task);
+            return;
+        }
+    }
+}
+
+void JobRun::handle(RunningTask& from, const pmi::Effects& effects) {
+    for (const pmi::Reply& reply : effects.replies)
+        if (const auto to = task_of_rank_.find(reply.rank); to != task_of_rank_.end())
+            send_pmi(tasks_[to->second], reply.line);
+    if (effects.protocol_error) {
+        say("gantry: task " + task_name(from.task) + ": " + *effects.protocol_error);
+        if (!from.reaped)
+            ::killpg(from.pid, SIGKILL);
+    }
+    if (effects.abort_exit_code && !abort_code_) {
+        const std::uint32_t rank = effects.abort_rank.value_or(from.task.rank);
+        const auto aborting = task_of_rank_.find(rank);
+        const std::string who = aborting != task_of_rank_.end()
+                                    ? task_name(tasks_[aborting->second].task)
+                                    : std::to_string(rank) + " (" + job_.hostname + ")";
+        abort_code_ = *effects.abort_exit_code;
+        if (!failure_code_)
+            failure_code_ = *abort_code_;  // the tasks killed now are not the failure
+        say("gantry: task " + who + " called MPI_Abort / PMI abort with exit code " +
+            std::to_string(*abort_code_));
+        kill_job();
+    }
+}
+
+void JobRun::send_pmi(RunningTask& task, std::string_view line) {
+    if (!task.pmi.socket)
+        return;
+    task.pmi.unsent.append(line);
+    write_pmi(task);
+}
+
+void JobRun::write_pmi(RunningTask& task) {
+    PmiConnection& pmi = task.pmi;
+    while (!pmi.unsent.empty() && pmi.socket) {
+        const ssize_t n = ::send(pmi.socket->native_handle(), pmi.unsent.data(), pmi.unsent.size(),
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n >= 0) {
+            pmi.unsent.erase(0, static_cast<std::size_t>(n));
+        } else if (errno == EAGAIN) {
+            if (!pmi.waiting_writable) {
+                pmi.waiting_writable = true;
+                pmi.socket->async_wait(Descriptor::wait_write,
+                                       [this, &task](const asio::error_code& error) {
+                                           task.pmi.waiting_writable = false;
+                                           if (!error)
+                                               write_pmi(task);
+                                       });
+            }
+            return;
+        } else if (errno != EINTR) {
+            pmi.unsent.clear();  // the task is gone
+        }
+    }
+}
+
+void JobRun::close_pmi(RunningTask& task) {
+    if (!task.pmi.socket)
+        return;
+    task.pmi.socket.reset();
+    task.pmi.unsent.clear();
+    pmi_.disconnected(task.task.rank);
+}
+
+void JobRun::wait_signal() {
+    signals_.async_wait([this](const asio::error_code& error, int signal) {
+        if (error)
+            return;
+        on_signal(signal);
+        wait_signal();
+    });
+}
+
+void JobRun::on_signal(int signal) {
+    if (signal == SIGCHLD) {
+        reap();
+        return;
+    }
+    if (signal == SIGINT) {
+        const auto now = Clock::now();
+        if (last_interrupt_ && now - *last_interrupt_ < kInterruptWindow) {
+            if (!interrupt_killed_)
+                say("gantry: killing the job (second interrupt)");
+            interrupt_killed_ = true;
+            kill_job();
+            return;
+        }
+        last_interrupt_ = now;
+        say("gantry: interrupt (one more within 2 s kills the job)");
+    }
+    signal_tasks(signal);
+}
+
+// A task's process group holds the task and the children it has not moved
+// elsewhere; only tasks not reaped yet are signalled, so a group id never
+// outlives its task here.
+void JobRun::signal_tasks(int signal) {
+    for (const std::size_t index : live_)
+        ::killpg(tasks_[index].pid, signal);
+}
+
+void JobRun::start_time_limit() {
+    const auto limit = job_.limits.time_limit;
+    if (limit <= std::chrono::milliseconds::zero() || live_.empty())
+        return;
+    time_limit_.expires_after(limit);
+    time_limit_.async_wait([this, limit](const asio::error_code& error) {
+        if (error)
+            return;
+        say("gantry: job hit its time limit of " + format_duration(limit));
+        terminate_job();
+    });
+}
+
+// waitpid on the job's own tasks only: the shell may live in a process
+// with other children (a test program, a broker).
+void JobRun::reap() {
+    for (std::size_t i = 0; i < live_.size();) {
+        RunningTask& task = tasks_[live_[i]];
+        int wait_status = 0;
+        const pid_t pid = ::waitpid(task.pid, &wait_status, WNOHANG);
+        if (pid == task.pid) {
+            live_[i] = live_.back();
+            live_.pop_back();
+            task_exited(task, wait_status);
+        } else {
+            ++i;
+        }
+    }
+    finish_if_done();
+}
+
+void JobRun::task_exited(RunningTask& task, int wait_status) {
+    task.reaped = true;
+    drain(task.out);
+    drain(task.err);
+    read_pmi(task);  // a finalize sent just before exit counts
+    close_pmi(task);
+    if (task.stdin_receiver)
+        input_->drop(*task.stdin_receiver);
+
+    const std::uint32_t rank = task.task.rank;
+    // Its peers would wait for it in a barrier forever.
+    const bool left_pmi_peers = pmi_.initialized(rank) && !pmi_.finalized(rank) && !live_.empty();
+    if (exit_code_of(wait_status) != 0) {
+        fail(exit_code_of(wait_status),
+             "gantry: task " + task_name(task.task) + " " + describe_end(wait_status));
+        if (job_.limits.kill_on_bad_exit || left_pmi_peers)
+            terminate_job();
+    } else if (left_pmi_peers) {
+        fail(kShellFailure, "gantry: task " + task_name(task.task) +
+                                " exited without finalizing PMI (MPI_Finalize)");
+        terminate_job();
+    }
+}
+
+// Only the first failure in time order sets the exit code and is reported:
+// what the teardown it starts kills afterwards is no news.
+void JobRun::fail(int exit_code, const std::string& line) {
+    if (failure_code_)
+        return;
+    failure_code_ = exit_code;
+    say(line);
+}
+
+void JobRun::terminate_job() {
+    if (terminating_ || killing_)
+        return;
+    terminating_ = true;
+    signal_tasks(SIGTERM);
+    kill_timer_.expires_after(job_.limits.kill_timeout);
+    kill_timer_.async_wait([this](const asio::error_code& error) {
+        if (!error)
+            kill_job();
+    });
+}
+
+void JobRun::kill_job() {
+    killing_ = true;
+    signal_tasks(SIGKILL);
+}
+
+void JobRun::finish_if_done() {
+    if (starting_ || !live_.empty())
+        return;
+    time_limit_.cancel();
+    kill_timer_.cancel();
+    loop_.stop();
+}
+
+void JobRun::say(const std::string& line) {
+    Sink& messages = sinks_->messages();
+    messages.write(line + "\n");
+}
+
+std::string JobRun::task_name(const Task& task) const {
+    return std::to_string(task.rank) + " (" + job_.hostname + ")";
+}
+
+std::string JobRun::app_name(std::uint32_t app) const {
+    std::string command;
+    if (app < job_.app_commands.size()) {
+        command = job_.app_commands[app];
+    } else {
+        for (const Task& task : job_.tasks) {
+            if (task.app != app)
+                continue;
+            for (const std::string& arg : task.argv)
+                command += (command.empty() ? "" : " ") + arg;
+            break;
+        }
+    }
+    return "app " + std::to_string(app) + " (" + command + ")";
+}
+
+}  // namespace
+
+int run(const Job& job) {
+    JobRun job_run(job);
+    return job_run.run();
+}
+
+}  // namespace gantry::shell

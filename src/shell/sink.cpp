@@ -1,0 +1,210 @@
+#include "shell/sink.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <asio/post.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+namespace gantry::shell {
+namespace {
+
+// A queue drained of a burst gives its memory back beyond this.
+constexpr std::size_t kKeptQueueCapacity = 64 * 1024;
+
+// The process umask set to the job's while the shell creates its files.
+class UmaskScope {
+public:
+    explicit UmaskScope(std::optional<mode_t> mask) {
+        if (mask)
+            previous_ = ::umask(*mask);
+    }
+    UmaskScope(const UmaskScope&) = delete;
+    UmaskScope& operator=(const UmaskScope&) = delete;
+    ~UmaskScope() {
+        if (previous_)
+            ::umask(*previous_);
+    }
+
+private:
+    std::optional<mode_t> previous_;
+};
+
+}  // namespace
+
+Sink::Sink(asio::io_context& loop, IoFd destination)
+    : loop_(loop), destination_(std::move(destination)) {}
+
+Sink::~Sink() {
+    // The descriptor belongs to destination_ (or is the shell's own fd 1/2).
+    if (writable_)
+        writable_->release();
+}
+
+void Sink::write(std::string_view bytes) {
+    if (dropped_ || bytes.empty() || destination_.mode == IoMode::Closed)
+        return;
+    if (queued() == 0) {
+        while (!bytes.empty()) {
+            const ssize_t n = write_some(destination_, bytes.data(), bytes.size());
+            if (n >= 0) {
+                bytes.remove_prefix(static_cast<std::size_t>(n));
+            } else if (errno == EAGAIN && destination_.mode != IoMode::Blocking &&
+                       destination_.mode != IoMode::File) {
+                break;  // the rest waits in the queue
+            } else if (errno == EAGAIN) {
+                shell::wait_writable(destination_);  // someone set O_NONBLOCK on it
+            } else if (errno != EINTR) {
+                drop();
+                return;
+            }
+        }
+        if (bytes.empty())
+            return;
+    }
+    queue_.append(bytes);
+    wait_writable();
+}
+
+void Sink::when_room(std::function<void()> resume) {
+    if (!full() || dropped_)
+        asio::post(loop_, std::move(resume));
+    else
+        waiting_for_room_.push_back(std::move(resume));
+}
+
+void Sink::write_queue() {
+    while (queued() > 0) {
+        const ssize_t n = write_some(destination_, queue_.data() + queue_start_, queued());
+        if (n >= 0) {
+            queue_start_ += static_cast<std::size_t>(n);
+        } else if (errno == EAGAIN) {
+            break;
+        } else if (errno != EINTR) {
+            drop();
+            return;
+        }
+    }
+    if (queued() == 0) {
+        queue_.clear();
+        queue_start_ = 0;
+        if (queue_.capacity() > kKeptQueueCapacity)
+            std::string().swap(queue_);
+    } else {
+        if (queue_start_ > queue_.size() / 2) {
+            queue_.erase(0, queue_start_);
+            queue_start_ = 0;
+        }
+        wait_writable();
+    }
+    give_room();
+}
+
+void Sink::wait_writable() {
+    if (waiting_)
+        return;
+    if (!writable_) {
+        asio::error_code error;
+        writable_.emplace(loop_);
+        writable_->assign(destination_.fd, error);
+        if (error) {
+            // Not pollable after all: write what is queued the plain way.
+            writable_.reset();
+            destination_.mode = IoMode::Blocking;
+            flush();
+            return;
+        }
+    }
+    waiting_ = true;
+    writable_->async_wait(asio::posix::descriptor_base::wait_write,
+                          [this](const asio::error_code& error) {
+                              waiting_ = false;
+                              if (!error)
+                                  write_queue();
+                          });
+}
+
+void Sink::give_room() {
+    if (waiting_for_room_.empty() || queued() > kQueueBound / 2)
+        return;
+    auto resumes = std::move(waiting_for_room_);
+    waiting_for_room_.clear();
+    for (auto& resume : resumes)
+        asio::post(loop_, std::move(resume));
+}
+
+void Sink::drop() {
+    dropped_ = true;
+    queue_.clear();
+    queue_start_ = 0;
+    give_room();
+}
+
+void Sink::flush() {
+    while (queued() > 0 && !dropped_) {
+        const ssize_t n = write_some(destination_, queue_.data() + queue_start_, queued());
+        if (n >= 0)
+            queue_start_ += static_cast<std::size_t>(n);
+        else if (errno == EAGAIN)
+            shell::wait_writable(destination_);
+        else if (errno != EINTR)
+            drop();
+    }
+}
+
+Result<std::unique_ptr<Sinks>> Sinks::open(asio::io_context& loop, const Job& job) {
+    std::unique_ptr<Sinks> sinks(new Sinks(loop));
+    sinks->stdout_ = sinks->terminal(1);
+    sinks->stderr_ = same_file(1, 2) ? sinks->stdout_ : sinks->terminal(2);
+
+    const Output& output = job.output;
+    const UmaskScope umask(job.umask);
+    sinks->out_.reserve(job.tasks.size());
+    sinks->err_.reserve(job.tasks.size());
+    for (const Task& task : job.tasks) {
+        const TemplateValues values{job.id, task.rank, job.hostname};
+        Sink* out = sinks->stdout_;
+        if (!output.output_template.empty()) {
+            auto file = sinks->file("--output", expand_template(output.output_template, values));
+            if (!file)
+                return file.error();
+            out = *file;
+        }
+        Sink* err = output.output_template.empty() ? sinks->stderr_ : out;
+        if (!output.error_template.empty()) {
+            auto file = sinks->file("--error", expand_template(output.error_template, values));
+            if (!file)
+                return file.error();
+            err = *file;
+        }
+        sinks->out_.push_back(out);
+        sinks->err_.push_back(err);
+    }
+    return sinks;
+}
+
+Sink* Sinks::terminal(int fd) {
+    owned_.push_back(std::make_unique<Sink>(loop_, writable_stdio(fd)));
+    return owned_.back().get();
+}
+
+Result<Sink*> Sinks::file(const std::string& option, const std::string& name) {
+    if (const auto known = files_.find(name); known != files_.end())
+        return known->second;
+    Fd file(::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0666));
+    if (!file)
+        return Error(option, "cannot open " + quote(name) + ": " + std::strerror(errno));
+    owned_.push_back(std::make_unique<Sink>(loop_, opened_file(std::move(file))));
+    files_.emplace(name, owned_.back().get());
+    return owned_.back().get();
+}
+
+void Sinks::flush() {
+    for (const auto& sink : owned_)
+        sink->flush();
+}
+
+}  // namespace gantry::shell

@@ -1,0 +1,87 @@
+// Starting one task: its command looked up before anything starts, and a
+// child process that shares the shell's memory until execve (no page table
+// is copied) and makes nothing but system calls on the way.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "shell/shell.h"
+
+namespace gantry::shell {
+
+// Where a command name leads: the file to execute, or why nothing can run.
+struct CommandPath {
+    std::string path;
+    int error = 0;  // errno: ENOENT when nothing was found, EACCES when not executable
+};
+
+// Looks `name` up as execvp does. A name with '/' is used as is; any other
+// is tried in each directory of `search_path` in turn (an empty entry is
+// the current directory), the first executable file winning. A relative
+// result is relative to `cwd` (the task's directory; empty: the shell's),
+// where the task will run it.
+CommandPath find_command(std::string_view name, std::string_view search_path, std::string_view cwd);
+
+// PATH among "NAME=VALUE" entries, or the search path execvp uses without one.
+std::string_view search_path_of(const std::vector<std::string>& env);
+
+// The exit code of a task that could not start: 127 when its command does
+// not exist, 126 when it exists but cannot run.
+int exit_code_of_start_error(int error);
+
+// The child's steps before the task's program runs; the first to fail is
+// reported with its errno.
+enum class StartStep { None, Clone, Affinity, ProcessGroup, Stdio, Directory, Limit, Exec };
+
+struct StartResult {
+    pid_t pid = -1;
+    StartStep failed = StartStep::None;  // when not None the child is already reaped
+    int error = 0;
+};
+
+// The descriptors a task starts with (each >= 4, so that none is
+// overwritten while the child moves them to 0, 1, 2 and 3).
+struct TaskFds {
+    int in = -1;
+    int out = -1;
+    int err = -1;
+    int pmi = -1;
+};
+
+// Everything the same for every task of a job, prepared once: its stack for
+// the children, the soft limits, the umask.
+class Spawner {
+public:
+    // `nofile_at_start`: the shell's soft RLIMIT_NOFILE before it raised it,
+    // given back to the tasks before the job's own limits.
+    Spawner(const Job& job, std::optional<rlim_t> nofile_at_start);
+    Spawner(const Spawner&) = delete;
+    Spawner& operator=(const Spawner&) = delete;
+    ~Spawner();
+
+    // Starts `task` running the program at `path`: cpu binding, own process
+    // group, stdio and PMI at fd 3 (PMI_FD=3 added to its environment),
+    // every other descriptor closed, directory, umask, limits, signals
+    // reset, execve. The caller blocks signals around a series of starts.
+    StartResult start(const Task& task, const std::string& path, TaskFds fds);
+
+private:
+    void* stack_ = nullptr;
+    std::size_t stack_size_ = 0;
+    std::optional<mode_t> umask_;
+    std::vector<std::pair<int, rlimit>> limits_;
+    // Reused between starts: the arrays handed to the child.
+    std::vector<char*> argv_;
+    std::vector<char*> envp_;
+    std::vector<unsigned long> cpu_mask_;
+};
+
+}  // namespace gantry::shell
