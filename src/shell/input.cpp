@@ -31,9 +31,7 @@ Result<std::unique_ptr<InputFeeder>> InputFeeder::open(asio::io_context& loop, c
 }
 
 InputFeeder::~InputFeeder() {
-    // The descriptors belong to source_ and to each pipe's shell_end.
-    if (readable_)
-        readable_->release();
+    // The descriptors belong to each pipe's shell_end.
     for (const auto& pipe : pipes_)
         if (pipe->writable)
             pipe->writable->release();
@@ -100,20 +98,17 @@ void InputFeeder::read_chunks() {
 
 void InputFeeder::wait_readable() {
     if (!readable_) {
-        asio::error_code error;
-        readable_.emplace(loop_);
-        readable_->assign(source_.fd, error);
-        if (error) {
-            readable_.reset();
+        auto readiness = Readiness::watch(loop_, source_.fd, Readiness::Direction::Read);
+        if (!readiness) {
             end_of_input();
             return;
         }
+        readable_.emplace(std::move(*readiness));
     }
-    readable_->async_wait(asio::posix::descriptor_base::wait_read,
-                          [this](const asio::error_code& error) {
-                              if (!error && !ended_)
-                                  read_chunks();
-                          });
+    readable_->async_wait([this](const asio::error_code& error) {
+        if (!error && !ended_)
+            read_chunks();
+    });
 }
 
 bool InputFeeder::offer(Pipe& pipe) {
@@ -173,10 +168,7 @@ void InputFeeder::end_of_input() {
     ended_ = true;
     for (const auto& pipe : pipes_)
         close(*pipe);
-    if (readable_) {
-        readable_->release();
-        readable_.reset();
-    }
+    readable_.reset();  // cancels a wait: its handler sees the input ended
     source_ = IoFd{};
 }
 

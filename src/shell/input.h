@@ -12,6 +12,7 @@
 
 #include "shell/fd.h"
 #include "shell/io_fd.h"
+#include "shell/readiness.h"
 #include "shell/shell.h"
 #include "util/error.h"
 
@@ -66,7 +67,7 @@ private:
 
     asio::io_context& loop_;
     IoFd source_;
-    std::optional<asio::posix::stream_descriptor> readable_;
+    std::optional<Readiness> readable_;  // made when the source first runs dry
     std::vector<std::unique_ptr<Pipe>> pipes_;
     std::vector<char> chunk_;
     std::size_t chunk_size_ = 0;

@@ -134,8 +134,4 @@ std::string expand_template(std::string_view pattern, const TemplateValues& valu
     return name;
 }
 
-bool names_each_task(std::string_view pattern) {
-    return pattern.find("{{taskid}}") != std::string_view::npos;
-}
-
 }  // namespace gantry::shell

@@ -64,10 +64,8 @@ struct TemplateValues {
 };
 
 // `pattern` with every {{id}}, {{taskid}} and {{node}} replaced; any other
-// text, braces included, is kept as it is.
+// text, braces included, is kept as it is. Tasks whose names come out the
+// same share one file (so a pattern without {{taskid}} gives one file).
 std::string expand_template(std::string_view pattern, const TemplateValues& values);
-
-// Whether `pattern` gives each task a file of its own.
-bool names_each_task(std::string_view pattern);
 
 }  // namespace gantry::shell

@@ -115,6 +115,36 @@ private:
     sigset_t previous_{};
 };
 
+// The names ulimit and --rlimit give resources.
+std::string resource_name(int resource) {
+    static constexpr std::pair<int, const char*> kNames[] = {
+        {RLIMIT_AS, "as"},
+        {RLIMIT_CORE, "core"},
+        {RLIMIT_CPU, "cpu"},
+        {RLIMIT_DATA, "data"},
+        {RLIMIT_FSIZE, "fsize"},
+        {RLIMIT_LOCKS, "locks"},
+        {RLIMIT_MEMLOCK, "memlock"},
+        {RLIMIT_MSGQUEUE, "msgqueue"},
+        {RLIMIT_NICE, "nice"},
+        {RLIMIT_NOFILE, "nofile"},
+        {RLIMIT_NPROC, "nproc"},
+        {RLIMIT_RSS, "rss"},
+        {RLIMIT_RTPRIO, "rtprio"},
+        {RLIMIT_RTTIME, "rttime"},
+        {RLIMIT_SIGPENDING, "sigpending"},
+        {RLIMIT_STACK, "stack"},
+    };
+    for (const auto& [number, name] : kNames)
+        if (number == resource)
+            return name;
+    return "resource " + std::to_string(resource);
+}
+
+std::string limit_text(rlim_t value) {
+    return value == RLIM_INFINITY ? "unlimited" : std::to_string(value);
+}
+
 // A line on the shell's stderr before its loop exists.
 void print_error(const std::string& line) {
     const IoFd err = writable_stdio(2);
@@ -173,6 +203,7 @@ struct RunningTask {
     const Task& task;
     pid_t pid = -1;
     bool reaped = false;
+    std::size_t live_slot = 0;  // where in JobRun::live_ until reaped
     TaskStream out;
     TaskStream err;
     PmiConnection pmi;
@@ -235,6 +266,8 @@ private:
 
     // Ends.
     void reap();
+    void reap_each();
+    bool reap(RunningTask& task);  // true when it had exited
     void task_exited(RunningTask& task, int wait_status);
     void fail(int exit_code, const std::string& line);
     void terminate_job();
@@ -254,8 +287,9 @@ private:
     asio::steady_timer time_limit_;
     asio::steady_timer kill_timer_;
     std::vector<RunningTask> tasks_;  // reserved up front: never moves
-    std::vector<std::size_t> live_;   // tasks not reaped yet
+    std::vector<std::size_t> live_;   // tasks not reaped yet, in no order
     std::unordered_map<std::uint32_t, std::size_t> task_of_rank_;
+    std::unordered_map<pid_t, std::size_t> task_of_pid_;  // tasks not reaped yet
     std::vector<char> buffer_ = std::vector<char>(kReadSize);
     std::string scratch_;  // labelled lines being built
     bool starting_ = true;
@@ -341,18 +375,16 @@ std::optional<std::vector<std::string>> JobRun::find_commands() {
     return paths;
 }
 
+// A soft limit above the hard one cannot be set: said before anything starts.
 Status JobRun::check_soft_limits() const {
     for (const auto& [resource, value] : job_.soft_limits) {
         rlimit limit{};
         if (::getrlimit(resource, &limit) != 0)
-            return Error("--rlimit", "no resource limit " + std::to_string(resource));
+            return Error("--rlimit", "no resource " + std::to_string(resource) + " on this node");
         if (limit.rlim_max != RLIM_INFINITY && (value == RLIM_INFINITY || value > limit.rlim_max))
-            return Error(
-                "--rlimit",
-                "soft limit " +
-                    (value == RLIM_INFINITY ? std::string("unlimited") : std::to_string(value)) +
-                    " of resource " + std::to_string(resource) + " is above its hard limit " +
-                    std::to_string(limit.rlim_max));
+            return Error("--rlimit", "the soft limit " + limit_text(value) + " of " +
+                                         resource_name(resource) + " is above its hard limit " +
+                                         limit_text(limit.rlim_max));
     }
     return {};
 }
@@ -399,8 +431,10 @@ void JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         RunningTask& running = tasks_.emplace_back(task, job_.output);
         running.pid = started.pid;
         running.stdin_receiver = plumbing->receiver;
+        running.live_slot = live_.size();
         live_.push_back(tasks_.size() - 1);
         task_of_rank_.emplace(task.rank, tasks_.size() - 1);
+        task_of_pid_.emplace(running.pid, tasks_.size() - 1);
         watch(running, i, *plumbing);
     }
 }
@@ -415,9 +449,6 @@ Result<Plumbing> JobRun::make_plumbing(const Task& task) {
     auto pmi = make_socket_pair();
     if (!pmi)
         return pmi.error();
-    for (const Fd* shell_end : {&out->read, &err->read, &pmi->read})
-        if (auto status = set_nonblocking(shell_end->get()); !status)
-            return status.error();
     Plumbing plumbing;
     for (auto [from, to] :
          {std::pair{&out->write, &plumbing.task_out}, std::pair{&err->write, &plumbing.task_err},
@@ -479,7 +510,9 @@ void JobRun::watch(RunningTask& task, std::size_t index, Plumbing& plumbing) {
     task.out.pipe.emplace(loop_, plumbing.shell_out.release());
     task.err.pipe.emplace(loop_, plumbing.shell_err.release());
     task.pmi.socket.emplace(loop_, plumbing.shell_pmi.release());
-    // Registered edge-triggered: what is already there is reported at once.
+    // The shell's own ends: reads and writes on them never block.
+    for (Descriptor* end : {&*task.out.pipe, &*task.err.pipe, &*task.pmi.socket})
+        end->non_blocking(true);
     wait_readable(task, task.out);
     wait_readable(task, task.err);
     wait_pmi(task);
@@ -676,22 +709,43 @@ void JobRun::start_time_limit() {
     });
 }
 
-// waitpid on the job's own tasks only: the shell may live in a process
-// with other children (a test program, a broker).
+// Reaps what has exited. waitpid is called on the job's own tasks only: the
+// shell may live in a process with other children (a test program, a
+// broker). waitid(WNOWAIT) says which child has exited without reaping it,
+// so the usual case costs one call per task, not a look at every task.
 void JobRun::reap() {
-    for (std::size_t i = 0; i < live_.size();) {
-        RunningTask& task = tasks_[live_[i]];
-        int wait_status = 0;
-        const pid_t pid = ::waitpid(task.pid, &wait_status, WNOHANG);
-        if (pid == task.pid) {
-            live_[i] = live_.back();
-            live_.pop_back();
-            task_exited(task, wait_status);
-        } else {
-            ++i;
+    while (!live_.empty()) {
+        siginfo_t exited{};
+        if (::waitid(P_ALL, 0, &exited, WEXITED | WNOHANG | WNOWAIT) != 0 || exited.si_pid == 0)
+            break;
+        const auto task = task_of_pid_.find(exited.si_pid);
+        if (task == task_of_pid_.end()) {
+            reap_each();  // someone else's child is first in line: ask each task
+            break;
         }
+        if (!reap(tasks_[task->second]))
+            break;
     }
     finish_if_done();
+}
+
+void JobRun::reap_each() {
+    for (std::size_t slot = live_.size(); slot-- > 0;)
+        reap(tasks_[live_[slot]]);
+}
+
+bool JobRun::reap(RunningTask& task) {
+    int wait_status = 0;
+    if (::waitpid(task.pid, &wait_status, WNOHANG) != task.pid)
+        return false;
+    // Out of the live tasks: the last one takes its slot.
+    const std::size_t last = live_.back();
+    live_[task.live_slot] = last;
+    tasks_[last].live_slot = task.live_slot;
+    live_.pop_back();
+    task_of_pid_.erase(task.pid);
+    task_exited(task, wait_status);
+    return true;
 }
 
 void JobRun::task_exited(RunningTask& task, int wait_status) {

@@ -32,8 +32,8 @@ struct Task {
 struct Input {
     enum class Source { Stdin, File, None };
     Source source = Source::Stdin;
-    std::string file;         // Source::File
-    IdSet ranks = IdSet{0};   // receivers; every other task reads /dev/null
+    std::string file;        // Source::File
+    IdSet ranks = IdSet{0};  // receivers; every other task reads /dev/null
 };
 
 struct Output {
@@ -53,8 +53,8 @@ struct Limits {
 };
 
 struct Job {
-    std::string id;        // GANTRY_JOB_ID, {{id}}
-    std::string hostname;  // {{node}}, and in messages "task 3 (node0)"
+    std::string id;                         // GANTRY_JOB_ID, {{id}}
+    std::string hostname;                   // {{node}}, and in messages "task 3 (node0)"
     std::vector<Task> tasks;                // this node's, in local-rank order
     std::vector<std::string> app_commands;  // per app, for messages: "./b"
     pmi::JobInfo pmi;

@@ -38,12 +38,6 @@ private:
 Sink::Sink(asio::io_context& loop, IoFd destination)
     : loop_(loop), destination_(std::move(destination)) {}
 
-Sink::~Sink() {
-    // The descriptor belongs to destination_ (or is the shell's own fd 1/2).
-    if (writable_)
-        writable_->release();
-}
-
 void Sink::write(std::string_view bytes) {
     if (dropped_ || bytes.empty() || destination_.mode == IoMode::Closed)
         return;
@@ -107,24 +101,21 @@ void Sink::wait_writable() {
     if (waiting_)
         return;
     if (!writable_) {
-        asio::error_code error;
-        writable_.emplace(loop_);
-        writable_->assign(destination_.fd, error);
-        if (error) {
+        auto readiness = Readiness::watch(loop_, destination_.fd, Readiness::Direction::Write);
+        if (!readiness) {
             // Not pollable after all: write what is queued the plain way.
-            writable_.reset();
             destination_.mode = IoMode::Blocking;
             flush();
             return;
         }
+        writable_.emplace(std::move(*readiness));
     }
     waiting_ = true;
-    writable_->async_wait(asio::posix::descriptor_base::wait_write,
-                          [this](const asio::error_code& error) {
-                              waiting_ = false;
-                              if (!error)
-                                  write_queue();
-                          });
+    writable_->async_wait([this](const asio::error_code& error) {
+        waiting_ = false;
+        if (!error)
+            write_queue();
+    });
 }
 
 void Sink::give_room() {

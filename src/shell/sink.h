@@ -5,7 +5,6 @@
 #pragma once
 
 #include <asio/io_context.hpp>
-#include <asio/posix/stream_descriptor.hpp>
 
 #include <cstddef>
 #include <functional>
@@ -18,6 +17,7 @@
 
 #include "shell/io_fd.h"
 #include "shell/output.h"
+#include "shell/readiness.h"
 #include "shell/shell.h"
 #include "util/error.h"
 
@@ -32,7 +32,6 @@ public:
     Sink(asio::io_context& loop, IoFd destination);
     Sink(const Sink&) = delete;
     Sink& operator=(const Sink&) = delete;
-    ~Sink() override;
 
     // Writes what the destination takes now and queues the rest, in order.
     // A destination that fails (EPIPE: its reader is gone) drops everything
@@ -56,7 +55,7 @@ private:
 
     asio::io_context& loop_;
     IoFd destination_;
-    std::optional<asio::posix::stream_descriptor> writable_;  // waits for room
+    std::optional<Readiness> writable_;  // made when the destination first fills
     std::string queue_;
     std::size_t queue_start_ = 0;  // bytes of queue_ already written
     bool waiting_ = false;

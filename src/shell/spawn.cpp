@@ -137,7 +137,7 @@ CommandPath find_command(std::string_view name, std::string_view search_path,
         const int found = check_executable(located(candidate, cwd));
         if (found == 0)
             return {std::move(candidate), 0};
-        if (found == EACCES || found == EISDIR)
+        if (found == EACCES)
             error = EACCES;  // execvp's rule: remembered, and reported if nothing runs
         if (colon == std::string_view::npos)
             break;

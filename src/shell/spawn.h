@@ -25,7 +25,8 @@ struct CommandPath {
 
 // Looks `name` up as execvp does. A name with '/' is used as is; any other
 // is tried in each directory of `search_path` in turn (an empty entry is
-// the current directory), the first executable file winning. A relative
+// the current directory), the first executable file winning (a directory
+// of that name is passed over, as the shells do). A relative
 // result is relative to `cwd` (the task's directory; empty: the shell's),
 // where the task will run it.
 CommandPath find_command(std::string_view name, std::string_view search_path, std::string_view cwd);

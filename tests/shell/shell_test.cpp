@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -66,7 +67,11 @@ struct Outcome {
 // shell at the right moment) and feeds its stdin.
 class ShellProcess {
 public:
-    explicit ShellProcess(const Job& job, std::optional<std::string> input = std::nullopt)
+    // `body` runs in the child with the job and returns its exit code.
+    using Body = std::function<int(const Job&)>;
+
+    explicit ShellProcess(const Job& job, std::optional<std::string> input = std::nullopt,
+                          const Body& body = run)
         : input_(std::move(input)), started_(Clock::now()) {
         int in[2], out[2], err[2];
         if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
@@ -78,7 +83,7 @@ public:
             dup2(err[1], 2);
             for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
                 close(fd);  // the test's ends must not keep the pipes open
-            _exit(run(job));
+            _exit(body(job));
         }
         close(in[0]);
         close(out[1]);
@@ -413,16 +418,66 @@ TEST(ShellTask, OwnProcessGroup) {
     EXPECT_EQ(pid, pgid);
 }
 
+// The shell raises its own soft limit of open files for its pipes; its
+// tasks get the one it started with.
 TEST(ShellTask, DirectoryUmaskAndLimits) {
     const TempDir dir;
     Job job = sh_job({"pwd; umask; ulimit -n; ulimit -S -c"});
     job.tasks[0].cwd = dir.path();
     job.umask = 027;
     job.soft_limits = {{RLIMIT_CORE, 0}};
-    rlimit nofile{};
-    getrlimit(RLIMIT_NOFILE, &nofile);
-    const Outcome outcome = run_job(job);
-    EXPECT_EQ(outcome.out, dir.path() + "\n0027\n" + std::to_string(nofile.rlim_cur) + "\n0\n");
+    const auto lowered_nofile = [](const Job& job) {
+        rlimit nofile{};
+        getrlimit(RLIMIT_NOFILE, &nofile);
+        nofile.rlim_cur = 256;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+        return run(job);
+    };
+    ShellProcess shell(job, std::nullopt, lowered_nofile);
+    const Outcome outcome = shell.finish();
+    EXPECT_EQ(outcome.out, dir.path() + "\n0027\n256\n0\n");
+    EXPECT_EQ(outcome.exit_code, 0);
+}
+
+TEST(ShellTask, SoftLimitAboveHardLimitStopsEverything) {
+    rlimit core{};
+    getrlimit(RLIMIT_CORE, &core);
+    if (core.rlim_max == RLIM_INFINITY)
+        core.rlim_max = 1 << 20;
+    Job job = sh_job({"true"});
+    job.soft_limits = {{RLIMIT_CORE, core.rlim_max + 1}};
+    const auto lowered_core = [&](const Job& job) {
+        setrlimit(RLIMIT_CORE, &core);
+        return run(job);
+    };
+    ShellProcess shell(job, std::nullopt, lowered_core);
+    const Outcome outcome = shell.finish();
+    EXPECT_EQ(outcome.err, "gantry: --rlimit: the soft limit " + std::to_string(core.rlim_max + 1) +
+                               " of core is above its hard limit " + std::to_string(core.rlim_max) +
+                               "\n");
+    EXPECT_EQ(outcome.exit_code, 1);
+}
+
+// Another child of the shell's process (a test program's, a broker's) is
+// neither reaped nor in the way.
+TEST(ShellTask, OtherChildrenOfTheProcessAreLeftAlone) {
+    const auto with_other_child = [](const Job& job) {
+        const pid_t other = fork();
+        if (other == 0)
+            _exit(0);
+        siginfo_t exited{};
+        waitid(P_PID, other, &exited, WEXITED | WNOWAIT);  // a zombie now
+        const int exit_code = run(job);
+        const bool left = waitpid(other, nullptr, WNOHANG) == other;
+        dprintf(2, "other child %s\n", left ? "left alone" : "reaped");
+        return exit_code;
+    };
+    ShellProcess shell(sh_job({"sleep 0.1", "sleep 0.2", "exit 4"}), std::nullopt,
+                       with_other_child);
+    const Outcome outcome = shell.finish();
+    EXPECT_EQ(outcome.err,
+              "gantry: task 2 (node0) exited with exit code 4\nother child left alone\n");
+    EXPECT_EQ(outcome.exit_code, 4);
 }
 
 TEST(ShellTask, SigpipeIsDefault) {
