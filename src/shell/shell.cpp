@@ -186,6 +186,8 @@ struct TaskStream {
     std::optional<Descriptor> pipe;  // empty once drained and closed
     LineAssembler lines;
     Sink* sink = nullptr;
+    bool waiting = false;    // for the pipe to be readable
+    bool scheduled = false;  // a read is posted, or waits for room in the sink
 };
 
 // The shell's end of a task's PMI socket.
@@ -247,8 +249,10 @@ private:
 
     // Output.
     void wait_readable(RunningTask& task, TaskStream& stream);
+    void schedule_read(RunningTask& task, TaskStream& stream, bool when_room);
     void read_stream(RunningTask& task, TaskStream& stream);
-    void drain(TaskStream& stream);
+    void drain_after_exit(RunningTask& task, TaskStream& stream);
+    void close_stream(TaskStream& stream);
 
     // PMI.
     void wait_pmi(RunningTask& task);
@@ -291,7 +295,8 @@ private:
     std::unordered_map<std::uint32_t, std::size_t> task_of_rank_;
     std::unordered_map<pid_t, std::size_t> task_of_pid_;  // tasks not reaped yet
     std::vector<char> buffer_ = std::vector<char>(kReadSize);
-    std::string scratch_;  // labelled lines being built
+    std::string scratch_;           // labelled lines being built
+    std::size_t open_streams_ = 0;  // tasks' stdout and stderr pipes not closed yet
     bool starting_ = true;
     bool terminating_ = false;
     bool killing_ = false;
@@ -513,30 +518,46 @@ void JobRun::watch(RunningTask& task, std::size_t index, Plumbing& plumbing) {
     // The shell's own ends: reads and writes on them never block.
     for (Descriptor* end : {&*task.out.pipe, &*task.err.pipe, &*task.pmi.socket})
         end->non_blocking(true);
+    open_streams_ += 2;
     wait_readable(task, task.out);
     wait_readable(task, task.err);
     wait_pmi(task);
 }
 
 void JobRun::wait_readable(RunningTask& task, TaskStream& stream) {
+    stream.waiting = true;
     stream.pipe->async_wait(Descriptor::wait_read,
                             [this, &task, &stream](const asio::error_code& error) {
+                                stream.waiting = false;
                                 if (!error)
                                     read_stream(task, stream);
                             });
 }
 
-// Reads until the pipe is empty (the next wait then sees new bytes), the
-// sink is full (resumed when it has room: the task blocks in write
-// meanwhile), or this pipe has had its turn.
+void JobRun::schedule_read(RunningTask& task, TaskStream& stream, bool when_room) {
+    stream.scheduled = true;
+    auto resume = [this, &task, &stream] {
+        stream.scheduled = false;
+        read_stream(task, stream);
+    };
+    if (when_room)
+        stream.sink->when_room(std::move(resume));
+    else
+        asio::post(loop_, std::move(resume));
+}
+
+// Reads until the pipe is empty, the sink is full (resumed when it has
+// room: the task blocks in write meanwhile), or this pipe has had its turn.
+// Once the task has exited, an empty pipe is closed: a child of the task
+// may still hold it open, and the job does not wait for that child.
 void JobRun::read_stream(RunningTask& task, TaskStream& stream) {
     for (int reads = 0; stream.pipe; ++reads) {
         if (stream.sink->full()) {
-            stream.sink->when_room([this, &task, &stream] { read_stream(task, stream); });
+            schedule_read(task, stream, true);
             return;
         }
         if (reads == kReadsPerTurn) {
-            asio::post(loop_, [this, &task, &stream] { read_stream(task, stream); });
+            schedule_read(task, stream, false);
             return;
         }
         const ssize_t n = ::read(stream.pipe->native_handle(), buffer_.data(), buffer_.size());
@@ -544,30 +565,31 @@ void JobRun::read_stream(RunningTask& task, TaskStream& stream) {
             stream.lines.add({buffer_.data(), static_cast<std::size_t>(n)}, scratch_, *stream.sink);
         } else if (n < 0 && errno == EINTR) {
             continue;
-        } else if (n < 0 && errno == EAGAIN) {
+        } else if (n < 0 && errno == EAGAIN && !task.reaped) {
             wait_readable(task, stream);
             return;
         } else {
-            drain(stream);  // end of file
+            close_stream(stream);  // end of file, or empty after the task's exit
             return;
         }
     }
 }
 
-// Reads what is left (until end of file, or until the pipe is empty when a
-// child of the task still holds it open), passes on the last line, closes.
-void JobRun::drain(TaskStream& stream) {
-    if (!stream.pipe)
-        return;
-    while (true) {
-        const ssize_t n = ::read(stream.pipe->native_handle(), buffer_.data(), buffer_.size());
-        if (n > 0)
-            stream.lines.add({buffer_.data(), static_cast<std::size_t>(n)}, scratch_, *stream.sink);
-        else if (n == 0 || errno != EINTR)
-            break;
-    }
-    stream.lines.finish(scratch_, *stream.sink);
-    stream.pipe.reset();  // closes; a pending wait completes as cancelled
+// What the task wrote before it exited is read at once (within the sink's
+// bound), rather than when the pipe next reports readable.
+void JobRun::drain_after_exit(RunningTask& task, TaskStream& stream) {
+    if (!stream.pipe || stream.scheduled)
+        return;  // closed, or a read to come closes it
+    if (stream.waiting)
+        stream.pipe->cancel();
+    read_stream(task, stream);
+}
+
+void JobRun::close_stream(TaskStream& stream) {
+    stream.lines.finish(scratch_, *stream.sink);  // the last line, even without newline
+    stream.pipe.reset();                          // a pending wait completes as cancelled
+    --open_streams_;
+    finish_if_done();
 }
 
 void JobRun::wait_pmi(RunningTask& task) {
@@ -750,8 +772,8 @@ bool JobRun::reap(RunningTask& task) {
 
 void JobRun::task_exited(RunningTask& task, int wait_status) {
     task.reaped = true;
-    drain(task.out);
-    drain(task.err);
+    drain_after_exit(task, task.out);
+    drain_after_exit(task, task.err);
     read_pmi(task);  // a finalize sent just before exit counts
     close_pmi(task);
     if (task.stdin_receiver)
@@ -798,8 +820,9 @@ void JobRun::kill_job() {
     signal_tasks(SIGKILL);
 }
 
+// The job ends when every task is reaped and its output passed on.
 void JobRun::finish_if_done() {
-    if (starting_ || !live_.empty())
+    if (starting_ || !live_.empty() || open_streams_ > 0)
         return;
     time_limit_.cancel();
     kill_timer_.cancel();

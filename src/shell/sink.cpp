@@ -12,8 +12,10 @@
 namespace gantry::shell {
 namespace {
 
-// A queue drained of a burst gives its memory back beyond this.
-constexpr std::size_t kKeptQueueCapacity = 64 * 1024;
+// Room for a full queue and the reads that overshoot it, reserved once so
+// that the queue never doubles its buffer on the way (pages are only
+// resident once written).
+constexpr std::size_t kQueueCapacity = Sink::kQueueBound + Sink::kQueueBound / 4;
 
 // The process umask set to the job's while the shell creates its files.
 class UmaskScope {
@@ -59,6 +61,10 @@ void Sink::write(std::string_view bytes) {
         if (bytes.empty())
             return;
     }
+    if (queue_.capacity() < kQueueCapacity)
+        queue_.reserve(kQueueCapacity);
+    if (queue_.size() + bytes.size() > queue_.capacity())
+        compact();  // rather than a buffer twice as large
     queue_.append(bytes);
     wait_writable();
 }
@@ -85,16 +91,17 @@ void Sink::write_queue() {
     if (queued() == 0) {
         queue_.clear();
         queue_start_ = 0;
-        if (queue_.capacity() > kKeptQueueCapacity)
-            std::string().swap(queue_);
     } else {
-        if (queue_start_ > queue_.size() / 2) {
-            queue_.erase(0, queue_start_);
-            queue_start_ = 0;
-        }
+        if (queue_start_ > queue_.size() / 2)
+            compact();
         wait_writable();
     }
     give_room();
+}
+
+void Sink::compact() {
+    queue_.erase(0, queue_start_);
+    queue_start_ = 0;
 }
 
 void Sink::wait_writable() {

@@ -49,6 +49,7 @@ public:
 
 private:
     void write_queue();
+    void compact();  // drops the bytes already written from the queue
     void wait_writable();
     void give_room();
     void drop();

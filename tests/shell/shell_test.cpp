@@ -618,6 +618,14 @@ TEST(ShellOutput, LastLineWithoutNewlineIsDelivered) {
     EXPECT_EQ(labelled.err, "0: c\n0: d");
 }
 
+// A child of the task keeps its stdout open: the job ends with the task.
+TEST(ShellOutput, PipeHeldByTheTasksChildDoesNotHoldTheJob) {
+    const Outcome outcome = run_job(sh_job({"(sleep 5; echo late) & echo done"}));
+    EXPECT_EQ(outcome.out, "done\n");
+    EXPECT_EQ(outcome.exit_code, 0);
+    EXPECT_LT(outcome.wall, 4s);
+}
+
 TEST(ShellOutput, StderrStaysOnStderr) {
     const Outcome outcome = run_job(sh_job({"echo out; echo err >&2"}));
     EXPECT_EQ(outcome.out, "out\n");
