@@ -68,7 +68,17 @@ struct Job {
 // Runs the job's tasks to their end and returns the job's exit code: 0 when
 // every task exited 0, else the first failure's (128+N for signal N), the
 // exit code of a PMI abort, 127/126 when a command cannot start. Prints one
-// summary line on stderr when the job failed.
+// summary line on stderr when the job failed. docs/shell.md says what each
+// task gets.
+//
+// Writes the tasks' output to the calling process's fd 1 and 2 (or the
+// --output/--error files) and reads its fd 0 when a task receives stdin,
+// never changing the flags of those descriptors. While it runs, the process
+// ignores SIGPIPE, catches SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 (all
+// forwarded to the tasks) and SIGCHLD, and has its soft RLIMIT_NOFILE raised
+// to the hard limit; on return SIGPIPE and the limit are as they were and the
+// caught signals are at their default action. Only the job's own children
+// are reaped.
 int run(const Job& job);
 
 }  // namespace gantry::shell
