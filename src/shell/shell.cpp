@@ -307,6 +307,10 @@ private:
 };
 
 int JobRun::run() {
+    // First: a reader of stderr that has gone must not end gantry, and 256
+    // tasks' output files need the descriptors.
+    const IgnoredSigpipe ignored_sigpipe;
+    const RaisedFileLimit file_limit;
     const auto paths = find_commands();
     if (!paths)
         return *failure_code_;
@@ -331,15 +335,13 @@ int JobRun::run() {
         input_ = std::move(*input);
     }
 
-    const RaisedFileLimit file_limit;
-    const IgnoredSigpipe ignored_sigpipe;
     for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD})
         signals_.add(signal);
     wait_signal();
 
     start_tasks(*paths, file_limit.original());
     starting_ = false;
-    if (input_)
+    if (input_ && !killing_)
         input_->start();
     start_time_limit();
     asio::post(loop_, [this] { reap(); });  // a task may have ended before SIGCHLD was seen
@@ -401,6 +403,8 @@ bool JobRun::receives_input(const Task& task) const {
 void JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile) {
     tasks_.reserve(job_.tasks.size());
     live_.reserve(job_.tasks.size());
+    task_of_rank_.reserve(job_.tasks.size());
+    task_of_pid_.reserve(job_.tasks.size());
     Fd dev_null;
     if (!std::all_of(job_.tasks.begin(), job_.tasks.end(),
                      [this](const Task& task) { return input_ && receives_input(task); })) {
