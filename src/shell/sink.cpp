@@ -151,6 +151,9 @@ void Sink::flush() {
         else if (errno != EINTR)
             drop();
     }
+    queue_.clear();
+    queue_start_ = 0;
+    give_room();
 }
 
 Result<std::unique_ptr<Sinks>> Sinks::open(asio::io_context& loop, const Job& job) {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,11 +71,18 @@ public:
     // `body` runs in the child with the job and returns its exit code.
     using Body = std::function<int(const Job&)>;
 
+    // Where the shell's stdout goes: a pipe, or a socket.
+    enum class Stdout { Pipe, Socket };
+
     explicit ShellProcess(const Job& job, std::optional<std::string> input = std::nullopt,
-                          const Body& body = run)
+                          const Body& body = run, Stdout kind = Stdout::Pipe)
         : input_(std::move(input)), started_(Clock::now()) {
         int in[2], out[2], err[2];
-        if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+        const bool made =
+            pipe2(in, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0 &&
+            (kind == Stdout::Pipe ? pipe2(out, O_CLOEXEC)
+                                  : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out)) == 0;
+        if (!made)
             throw std::runtime_error("pipe2");
         pid_ = fork();
         if (pid_ == 0) {
@@ -699,6 +707,33 @@ TEST(ShellOutput, FileThatCannotOpenStopsEverything) {
               "gantry: --error: cannot open \"/nonexistent/err-0\": No such file or directory\n");
     EXPECT_EQ(outcome.exit_code, 1);
     EXPECT_FALSE(std::filesystem::exists(dir / "started"));
+}
+
+// Whether O_NONBLOCK is set on the shell's fd 0, 1 and 2, after `run`: the
+// shell must not change the file descriptions it shares with others.
+int run_and_report_flags(const Job& job) {
+    const int exit_code = run(job);
+    for (int fd = 0; fd < 3; ++fd)
+        dprintf(2, "fd %d %s\n", fd,
+                (fcntl(fd, F_GETFL) & O_NONBLOCK) ? "non-blocking" : "blocking");
+    return exit_code;
+}
+
+// A slow reader on a socket makes the shell wait for room on it.
+TEST(ShellOutput, SocketStdoutWithSlowReaderKeepsItsFlags) {
+    std::vector<std::string> scripts;
+    for (std::uint32_t rank = 0; rank < 4; ++rank)
+        scripts.push_back("yes " + rank_line(rank) + " | head -n 20000");
+    Job job = sh_job(scripts);
+    job.input = Input{};
+    job.input.ranks = IdSet{0};
+    ShellProcess shell(job, std::string(100, 'x'), run_and_report_flags,
+                       ShellProcess::Stdout::Socket);
+    shell.read_slowly(200us);
+    const Outcome outcome = shell.finish();
+    EXPECT_EQ(outcome.err, "fd 0 blocking\nfd 1 blocking\nfd 2 blocking\n");
+    EXPECT_EQ(outcome.exit_code, 0);
+    expect_whole_lines(outcome.out, 4, 20000, false);
 }
 
 // The test reads its end slowly: the shell must stop reading the task
