@@ -3,6 +3,7 @@
 # prints. Usage: scripts/demo.sh BUILD/gantry
 set -eu
 bin=$1
+probe=$(dirname "$bin")/tests/mpi_probe
 gantry() { "$bin" "$@"; }
 
 # Prints a command line as a user would type it, then runs it.
@@ -42,3 +43,11 @@ show 'gantry run --dry-run --display map -n 1 hostname : -n 1 --map-by core --bi
 echo
 echo "== the same kind of program on a simulated 2-node cluster, per-app policies"
 show 'gantry run --dry-run --display map -H n0:4,n1:4 --topology "package:2 core:4 pu:2" -n 3 --map-by package ./solver : -n 4 --map-by core --rank-by node ./monitor'
+
+echo
+echo "== a real job on this machine: each task sees its rank and its binding"
+show "gantry run -n 2 --label-io sh -c 'echo task \$GANTRY_TASK_RANK of \$GANTRY_JOB_SIZE; grep Cpus_allowed_list /proc/self/status'"
+
+echo
+echo "== a real MPMD MPI job (MPICH, through gantry's PMI-1 server): the map, then one line per rank"
+show "gantry run --display map --label-io -n 1 --map-by core $probe : -n 1 --map-by package $probe"

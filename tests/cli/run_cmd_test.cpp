@@ -253,15 +253,6 @@ TEST(RunCommand, SvgMapIsWritten) {
     EXPECT_EQ(unwritable.err, "gantry: run: cannot write the map to \"/nonexistent/m.svg\"\n");
 }
 
-TEST(RunCommand, WithoutDryRunNothingIsLaunched) {
-    const auto result = run_gantry({"run", "-H", "a", "--topology", kMachine, "x"});
-    EXPECT_EQ(result.exit_code, 1);
-    EXPECT_EQ(result.out, "");
-    EXPECT_EQ(result.err,
-              "gantry: run: launching tasks is not available yet; add --dry-run to map without "
-              "launching\n");
-}
-
 // A PRRTE golden, end to end through the command line.
 TEST(RunCommand, PrrteGoldenThroughTheCommand) {
     GANTRY_REQUIRE_VECTORS();

@@ -1,0 +1,218 @@
+// `gantry run` starting real tasks on this machine: MPI programs through
+// PMI-1, binding seen from inside the tasks, environment, exit codes, stdin.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run_command.h"
+#include "support/vectors.h"
+
+namespace gantry::test {
+namespace {
+
+using Lines = std::vector<std::string>;
+
+Lines sorted_lines(const std::string& text) {
+    Lines lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+}
+
+std::string hostname() {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    std::string text(name);
+    return text.substr(0, text.find('.'));
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+const std::string kProbe = GANTRY_MPI_PROBE;
+
+std::string probe_line(int rank, int size, int appnum, int sum) {
+    return "rank=" + std::to_string(rank) + " size=" + std::to_string(size) +
+           " appnum=" + std::to_string(appnum) + " local_size=" + std::to_string(size) +
+           " sum=" + std::to_string(sum);
+}
+
+TEST(RunLaunch, MpiProgramsOfOneFourAndEightTasks) {
+    for (const int n : {1, 4, 8}) {
+        const auto result = run_gantry({"run", "--oversubscribe", "-n", std::to_string(n), kProbe});
+        ASSERT_EQ(result.exit_code, 0) << n << ": " << result.err;
+        Lines expected;
+        for (int rank = 0; rank < n; ++rank)
+            expected.push_back(probe_line(rank, n, 0, n * (n + 1) / 2));
+        std::sort(expected.begin(), expected.end());
+        EXPECT_EQ(sorted_lines(result.out), expected) << n;
+        EXPECT_EQ(result.err, "") << n;
+    }
+}
+
+TEST(RunLaunch, MpiMpmdJobHasOneWorldAndTwoAppnums) {
+    const auto result =
+        run_gantry({"run", "--oversubscribe", "-n", "2", kProbe, ":", "-n", "3", kProbe});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out),
+              (Lines{probe_line(0, 5, 0, 15), probe_line(1, 5, 0, 15), probe_line(2, 5, 1, 15),
+                     probe_line(3, 5, 1, 15), probe_line(4, 5, 1, 15)}));
+}
+
+TEST(RunLaunch, MpiAbortEndsTheJobWithItsCode) {
+    const auto result = run_gantry({"run", "-n", "2", kProbe, "abort"});
+    EXPECT_EQ(result.exit_code, 7) << result.err;
+    EXPECT_NE(result.err.find("gantry: task 1 (" + hostname() + ")"), std::string::npos)
+        << result.err;
+}
+
+// `options` with each "CMD" replaced by `command`.
+std::vector<std::string> with_command(const std::vector<std::string>& options,
+                                      const std::vector<std::string>& command) {
+    std::vector<std::string> args;
+    for (const std::string& option : options)
+        if (option == "CMD")
+            args.insert(args.end(), command.begin(), command.end());
+        else
+            args.push_back(option);
+    return args;
+}
+
+// The cpus each rank is bound to in the dry run's launch plan (`all` when
+// unbound), against what each task reads in /proc/self/status.
+std::map<int, std::string> planned_cpus(const std::vector<std::string>& options,
+                                        const std::string& all) {
+    const auto plan = run_gantry(
+        concat({"run", "--dry-run", "--display", "plan"}, with_command(options, {"true"})));
+    EXPECT_EQ(plan.exit_code, 0) << plan.err;
+    std::map<int, std::string> cpus;
+    std::istringstream in(plan.out);
+    for (std::string line; std::getline(in, line);) {
+        const auto node = nlohmann::json::parse(line);
+        for (const auto& task : node["tasks"]) {
+            const std::string bound = task["cpus_os"].get<std::string>();
+            cpus[task["rank"].get<int>()] = bound.empty() ? all : bound;
+        }
+    }
+    return cpus;
+}
+
+std::map<int, std::string> seen_cpus(const std::vector<std::string>& options) {
+    const auto run = run_gantry(
+        concat({"run", "--label-io"},
+               with_command(options, {"grep", "Cpus_allowed_list", "/proc/self/status"})));
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    std::map<int, std::string> cpus;
+    for (const std::string& line : sorted_lines(run.out))
+        cpus[std::stoi(line.substr(0, line.find(':')))] = line.substr(line.find('\t') + 1);
+    return cpus;
+}
+
+TEST(RunLaunch, AffinityInsideEachTaskIsTheMap) {
+    const std::string all = "0-" + std::to_string(sysconf(_SC_NPROCESSORS_ONLN) - 1);
+    const std::vector<std::vector<std::string>> cases = {
+        {"-n", "2", "--map-by", "core", "--bind-to", "core", "CMD"},
+        {"-n", "2", "--map-by", "core", "--bind-to", "none", "CMD"},
+        {"-n", "2", "--map-by", "hwthread", "CMD"},
+        {"-n", "2", "--map-by", "l2cache", "CMD"},
+        {"-n", "2", "--map-by", "package", "CMD"},
+        {"-n", "1", "--map-by", "numa", "CMD"},
+        {"-n", "4", "--map-by", "core:OVERSUBSCRIBE", "CMD"},
+        {"-n", "1", "--map-by", "core", "CMD", ":", "-n", "1", "--map-by", "package", "CMD"}};
+    for (const auto& options : cases)
+        EXPECT_EQ(seen_cpus(options), planned_cpus(options, all)) << options[3];
+}
+
+TEST(RunLaunch, TaskEnvironment) {
+    const std::string script =
+        "echo $GANTRY_TASK_RANK/$GANTRY_JOB_SIZE/$GANTRY_JOB_NNODES/$GANTRY_TASK_LOCAL_RANK/"
+        "$GANTRY_TASK_LOCAL_SIZE/$GANTRY_NODE_ID/$GANTRY_APP_INDEX/$GANTRY_APP_RANK "
+        "$PMI_RANK/$PMI_SIZE/$PMI_SPAWNED/$PMI_FD $MPI_LOCALRANKID/$MPI_LOCALNRANKS "
+        "$GANTRY_TASK_MAP A=$A B=$B C=${C-unset}";
+    const auto result = run_gantry(
+        {"run", "--env", "A=1", "--env", "C=3", "--env-remove", "C",   "-n", "1",  "sh",
+         "-c",  script,  ":",   "-n",    "1",   "--env",        "B=2", "sh", "-c", script},
+        "");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string map = R"({"version":1,"map":[[0,1,2,1]]})";
+    EXPECT_EQ(sorted_lines(result.out),
+              (Lines{"0/2/1/0/2/0/0/0 0/2/0/3 0/2 " + map + " A=1 B= C=unset",
+                     "1/2/1/1/2/0/1/0 1/2/0/3 1/2 " + map + " A=1 B=2 C=unset"}));
+}
+
+TEST(RunLaunch, TaskSettings) {
+    const auto result =
+        run_gantry({"run", "-n", "1", "--cwd", "/tmp", "--umask", "027", "--rlimit",
+                    "core=0,nofile=100", "sh", "-c", "pwd; umask; ulimit -c; ulimit -n"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "/tmp\n0027\n0\n100\n");
+}
+
+TEST(RunLaunch, ExitCodesAndTheSummaryLine) {
+    expect_gantry({"run", "-n", "2", "sh", "-c", "exit $((GANTRY_TASK_RANK * 5))"}, "", "",
+                  "gantry: task 1 (" + hostname() + ") exited with exit code 5\n", 5);
+    expect_gantry({"run", "-n", "1", "sh", "-c", "kill -SEGV $$"}, "", "",
+                  "gantry: task 0 (" + hostname() + ") killed by signal 11 (Segmentation fault)\n",
+                  139);
+    expect_gantry({"run", "-n", "2", "/nonexistent/x"}, "", "",
+                  "gantry: app 0 (/nonexistent/x): /nonexistent/x: No such file or directory\n",
+                  127);
+    const std::string data = write_temp_file("not-executable", "data\n");
+    chmod(data.c_str(), 0644);
+    expect_gantry({"run", "-n", "1", "true", ":", "-n", "1", data}, "", "",
+                  "gantry: app 1 (" + data + "): " + data + ": Permission denied\n", 126);
+    expect_gantry({"run", "-n", "2", "true"}, "", "", "", 0);
+}
+
+TEST(RunLaunch, StdinGoesToRankZeroOrToAll) {
+    expect_gantry({"run", "-n", "2", "--label-io", "cat"}, "hello\n", "0: hello\n", "", 0);
+    const auto all =
+        run_gantry({"run", "-n", "2", "--label-io", "--input", "all", "cat"}, "a\nb\n");
+    EXPECT_EQ(sorted_lines(all.out), (Lines{"0: a", "0: b", "1: a", "1: b"}));
+    expect_gantry({"run", "-n", "2", "--label-io", "--input", "1", "cat"}, "x\n", "1: x\n", "", 0);
+}
+
+TEST(RunLaunch, TimeLimit) {
+    const auto result = run_gantry({"run", "-n", "1", "--time-limit", "300ms", "sleep", "30"});
+    EXPECT_EQ(result.exit_code, 143);
+    EXPECT_NE(result.err.find("gantry: job hit its time limit of 300ms"), std::string::npos)
+        << result.err;
+}
+
+TEST(RunLaunch, BadLaunchOptions) {
+    expect_gantry({"run", "-n", "1", "--time-limit", "5x", "true"}, "", "",
+                  "gantry: run: bad duration (say 30s, 5m, 1h) in \"5x\"\n", 2);
+    expect_gantry({"run", "-n", "2", "--input", "2", "true"}, "", "",
+                  "gantry: run: --input: the job's ranks are 0-1 in \"2\"\n", 2);
+    expect_gantry({"run", "-n", "1", "--rlimit", "cores=1", "true"}, "", "",
+                  "gantry: run: --rlimit: unknown limit \"cores\" (core, nofile, stack, cpu, as, "
+                  "...) in \"cores=1\"\n",
+                  2);
+    expect_gantry({"run", "-n", "1", "--umask", "9", "true"}, "", "",
+                  "gantry: run: --umask takes an octal mask such as 022 in \"9\"\n", 2);
+    expect_gantry({"run", "-n", "1", "--cwd", "/nonexistent", "true"}, "", "",
+                  "gantry: run: --cwd: no such directory in \"/nonexistent\"\n", 2);
+    expect_gantry({"run", "-n", "1", "--env", "1A=2", "true"}, "", "",
+                  "gantry: run: --env: bad variable name \"1A\" in \"1A=2\"\n", 2);
+    expect_gantry({"run", "-n", "1", "--topology", "package:1 core:2 pu:1", "true"}, "", "",
+                  "gantry: run: --topology simulates nodes, where nothing can run; add --dry-run\n",
+                  2);
+    expect_gantry({"run", "-H", "elsewhere", "-n", "1", "true"}, "", "",
+                  "gantry: run: tasks mapped to \"elsewhere\", but gantry run starts tasks on this "
+                  "machine (" +
+                      hostname() + ") only; add --dry-run to see the map\n",
+                  2);
+}
+
+}  // namespace
+}  // namespace gantry::test
