@@ -5,21 +5,59 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iterator>
 
 namespace gantry {
 namespace {
 
-using Configure = int (*)(hwloc_topology_t, const void*);
+// hwloc dlopens every plugin it finds when its first topology is created.
+// Three cost a launcher dearly and give it nothing: gl connects to X
+// displays, opencl starts the GPU drivers' runtimes, xml_libxml maps ICU
+// (the built-in XML reader reads lstopo's files). Unless the user chose
+// otherwise, they are left out while one topology, kept for the life of the
+// process, holds hwloc's plugin list, so that the variable never reaches
+// the tasks.
+void load_plugins_once() {
+    static const bool loaded = [] {
+        constexpr const char* kVariable = "HWLOC_PLUGINS_BLACKLIST";
+        const bool ours = std::getenv(kVariable) == nullptr;
+        if (ours)
+            setenv(kVariable, "hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 0);
+        static hwloc_topology_t holder = nullptr;
+        hwloc_topology_init(&holder);
+        if (ours)
+            unsetenv(kVariable);
+        return true;
+    }();
+    (void)loaded;
+}
+
+// GPUs are found among PCI devices, whose discovery reads every device's
+// configuration space: most of the time of loading a topology in a virtual
+// machine. On Linux a GPU a task can use has a DRM render node or a vendor
+// device file, so without any the PCI tree is not read.
+bool may_have_gpus() {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/sys/class/drm", error))
+        if (entry.path().filename().string().starts_with("renderD"))
+            return true;
+    return std::filesystem::exists("/dev/nvidia0", error) ||
+           std::filesystem::exists("/dev/kfd", error);
+}
 
 // Initializes, applies `configure` and loads; GPUs need I/O objects kept.
 Result<hwloc_topology_t> load(std::string_view what, const std::string& source,
                               int (*configure)(hwloc_topology_t, const char*)) {
+    load_plugins_once();
     hwloc_topology_t topology = nullptr;
     if (hwloc_topology_init(&topology) != 0)
         return Error("topology", "cannot initialize hwloc: " + std::string(std::strerror(errno)));
-    hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    const bool io = configure != nullptr || may_have_gpus();
+    hwloc_topology_set_io_types_filter(
+        topology, io ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT : HWLOC_TYPE_FILTER_KEEP_NONE);
     if (configure && configure(topology, source.c_str()) != 0) {
         const int saved = errno;
         hwloc_topology_destroy(topology);
