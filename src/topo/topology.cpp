@@ -13,28 +13,6 @@
 namespace gantry {
 namespace {
 
-// hwloc dlopens every plugin it finds when its first topology is created.
-// Three cost a launcher dearly and give it nothing: gl connects to X
-// displays, opencl starts the GPU drivers' runtimes, xml_libxml maps ICU
-// (the built-in XML reader reads lstopo's files). Unless the user chose
-// otherwise, they are left out while one topology, kept for the life of the
-// process, holds hwloc's plugin list, so that the variable never reaches
-// the tasks.
-void load_plugins_once() {
-    static const bool loaded = [] {
-        constexpr const char* kVariable = "HWLOC_PLUGINS_BLACKLIST";
-        const bool ours = std::getenv(kVariable) == nullptr;
-        if (ours)
-            setenv(kVariable, "hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 0);
-        static hwloc_topology_t holder = nullptr;
-        hwloc_topology_init(&holder);
-        if (ours)
-            unsetenv(kVariable);
-        return true;
-    }();
-    (void)loaded;
-}
-
 // GPUs are found among PCI devices, whose discovery reads every device's
 // configuration space: most of the time of loading a topology in a virtual
 // machine. On Linux a GPU a task can use has a DRM render node or a vendor
@@ -46,6 +24,31 @@ bool may_have_gpus() {
             return true;
     return std::filesystem::exists("/dev/nvidia0", error) ||
            std::filesystem::exists("/dev/kfd", error);
+}
+
+// hwloc dlopens every plugin it finds when its first topology is created.
+// Some cost a launcher dearly and give it nothing: gl connects to X
+// displays, opencl starts the GPU drivers' runtimes, xml_libxml maps ICU
+// (the built-in XML reader reads lstopo's files), and pci is useless where
+// there is no GPU. Unless the user chose otherwise, they are left out while
+// one topology, kept for the life of the process, holds hwloc's plugin
+// list, so that the variable never reaches the tasks.
+void load_plugins_once() {
+    static const bool loaded = [] {
+        constexpr const char* kVariable = "HWLOC_PLUGINS_BLACKLIST";
+        const bool ours = std::getenv(kVariable) == nullptr;
+        if (ours)
+            setenv(kVariable,
+                   may_have_gpus() ? "hwloc_gl,hwloc_opencl,hwloc_xml_libxml"
+                                   : "hwloc_gl,hwloc_opencl,hwloc_xml_libxml,hwloc_pci",
+                   0);
+        static hwloc_topology_t holder = nullptr;
+        hwloc_topology_init(&holder);
+        if (ours)
+            unsetenv(kVariable);
+        return true;
+    }();
+    (void)loaded;
 }
 
 // Initializes, applies `configure` and loads; GPUs need I/O objects kept.
