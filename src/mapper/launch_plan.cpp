@@ -7,7 +7,8 @@
 namespace gantry {
 namespace {
 
-LaunchTask launch_task(const Task& task, std::span<const std::vector<std::string>> argv_of_app) {
+LaunchTask launch_task(const Task& task, std::span<const std::vector<std::string>> argv_of_app,
+                       std::vector<unsigned> gpus) {
     LaunchTask launch;
     launch.rank = task.rank;
     launch.app = task.app;
@@ -17,7 +18,7 @@ LaunchTask launch_task(const Task& task, std::span<const std::vector<std::string
     if (task.app < argv_of_app.size())
         launch.argv = argv_of_app[task.app];
     launch.cpus_os = task.cpus_os;
-    launch.gpus = task.gpus;
+    launch.gpus = std::move(gpus);
     return launch;
 }
 
@@ -45,8 +46,10 @@ std::vector<NodePlan> launch_plans(const JobMap& map,
     // Tasks come in rank order, and local ranks follow rank order on each
     // node, so appending keeps every plan in local-rank order.
     std::vector<NodePlan> by_node(map.nodes.size());
+    std::vector<std::vector<unsigned>> gpus = visible_gpus(map);
     for (const Task& task : map.tasks)
-        by_node[task.node].tasks.push_back(launch_task(task, argv_of_app));
+        by_node[task.node].tasks.push_back(
+            launch_task(task, argv_of_app, std::move(gpus[task.rank])));
     std::vector<NodePlan> plans;
     for (std::size_t n = 0; n < by_node.size(); ++n) {
         if (by_node[n].tasks.empty())

@@ -21,7 +21,8 @@ struct LaunchTask {
     std::uint32_t node_rank = 0;
     std::vector<std::string> argv;  // its app's command and arguments
     IdSet cpus_os;                  // sched_setaffinity's CPUs (OS indices); empty: leave unbound
-    std::vector<unsigned> gpus;     // indices into the node's GPUs in PCI order, as in R
+    std::vector<unsigned>
+        gpus;  // visible_gpus(): indices into the node's GPUs in PCI order, as in R
     friend bool operator==(const LaunchTask&, const LaunchTask&) = default;
 };
 

@@ -61,6 +61,12 @@ struct JobMap {
 // The job's RFC 34 task map: task (rank) -> index of its node in map.nodes.
 TaskMap task_map(const JobMap& map);
 
+// The GPUs each task sees, by rank: those its app mapped it to by device,
+// else a share of its node's GPUs: the nearest to its cpus first, one each
+// and evenly shared when there are more tasks than GPUs; none only where
+// the node has none.
+std::vector<std::vector<unsigned>> visible_gpus(const JobMap& map);
+
 // Maps `request` onto `nodes`. Errors say what does not fit and what to change.
 Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes);
 
