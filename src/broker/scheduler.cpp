@@ -1,0 +1,458 @@
+// The scheduler: requests as shapes, first fit on a pool of free resources,
+// the head's reservation, and the queue. docs/scheduling.md says why.
+#include "broker/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <utility>
+
+namespace gantry {
+
+using scheduler_detail::Node;
+using scheduler_detail::Piece;
+using scheduler_detail::Placement;
+using scheduler_detail::Pool;
+using scheduler_detail::Shape;
+
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+Error error(std::string message) {
+    return Error("scheduler", std::move(message));
+}
+
+std::string job_str(JobId id) {
+    return "job " + std::to_string(id);
+}
+
+// `1 core`, `4 cores`.
+std::string counted(std::uint64_t n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// `8 cores` or `8 cores and 2 gpus`.
+std::string cores_and_gpus(std::uint64_t cores, std::uint64_t gpus) {
+    std::string text = counted(cores, "core");
+    if (gpus > 0)
+        text += " and " + counted(gpus, "gpu");
+    return text;
+}
+
+std::string seconds_str(double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", seconds);
+    return text;
+}
+
+Status check_time_limit(double seconds) {
+    if (!(seconds >= 0) || std::isinf(seconds))
+        return error("time limit " + seconds_str(seconds) + " is not a number of seconds >= 0");
+    return {};
+}
+
+// How many slots of `shape` the free resources of `node` hold.
+std::uint64_t slots_on(const Node& node, const Shape& shape) {
+    std::uint64_t slots = node.cores.count() / shape.cores;
+    if (shape.gpus > 0)
+        slots = std::min(slots, node.gpus.count() / shape.gpus);
+    return slots;
+}
+
+bool whole(const Node& node) {
+    return node.cores.count() == node.ncores && node.gpus.count() == node.ngpus;
+}
+
+// The `count` lowest ids of `set`, which holds at least that many.
+IdSet lowest(const IdSet& set, std::uint64_t count) {
+    if (count == 0)
+        return {};
+    return set & IdSet::range(*set.first(), *set.nth(count - 1));
+}
+
+std::uint64_t cores_needed(const Shape& shape) {
+    const std::uint64_t slots =
+        shape.nodes > 0 ? std::uint64_t{shape.nodes} * shape.slots : shape.slots;
+    return slots * shape.cores;
+}
+
+// First fit of `shape` in `pool`, in rank order: without a node count, as
+// many slots on each node as it holds (packing); with one, the first
+// `shape.nodes` nodes that hold `shape.slots` slots each (whole when exclusive).
+std::optional<Placement> fit(const Pool& pool, const Shape& shape) {
+    if (cores_needed(shape) > pool.free_cores)
+        return std::nullopt;
+    Placement placement;
+    if (shape.nodes == 0) {
+        std::uint64_t remaining = shape.slots;
+        for (std::size_t i = 0; i < pool.nodes.size() && remaining > 0; ++i) {
+            const Node& node = pool.nodes[i];
+            const std::uint64_t slots = std::min(slots_on(node, shape), remaining);
+            if (slots == 0)
+                continue;
+            placement.push_back({i, lowest(node.cores, slots * shape.cores),
+                                 lowest(node.gpus, slots * shape.gpus)});
+            remaining -= slots;
+        }
+        if (remaining > 0)
+            return std::nullopt;
+        return placement;
+    }
+    const std::uint64_t cores = std::uint64_t{shape.slots} * shape.cores;
+    const std::uint64_t gpus = std::uint64_t{shape.slots} * shape.gpus;
+    for (std::size_t i = 0; i < pool.nodes.size() && placement.size() < shape.nodes; ++i) {
+        const Node& node = pool.nodes[i];
+        if (shape.exclusive) {
+            if (whole(node) && node.ncores >= cores && node.ngpus >= gpus)
+                placement.push_back({i, node.cores, node.gpus});
+        } else if (slots_on(node, shape) >= shape.slots) {
+            placement.push_back({i, lowest(node.cores, cores), lowest(node.gpus, gpus)});
+        }
+    }
+    if (placement.size() < shape.nodes)
+        return std::nullopt;
+    return placement;
+}
+
+bool contains(const std::set<Shape>& shapes, const Shape& shape) {
+    return shapes.find(shape) != shapes.end();
+}
+
+}  // namespace
+
+namespace scheduler_detail {
+
+void Pool::take(const Placement& placement) {
+    for (const Piece& piece : placement) {
+        Node& node = nodes[piece.node];
+        const std::uint64_t before = node.cores.count();
+        node.cores -= piece.cores;
+        node.gpus -= piece.gpus;
+        free_cores -= before - node.cores.count();
+    }
+}
+
+void Pool::give(const Placement& placement) {
+    for (const Piece& piece : placement) {
+        Node& node = nodes[piece.node];
+        const std::uint64_t before = node.cores.count();
+        node.cores |= piece.cores;
+        node.gpus |= piece.gpus;
+        free_cores += node.cores.count() - before;
+    }
+}
+
+}  // namespace scheduler_detail
+
+namespace {
+
+// A request as a shape, or why it is not a request.
+Result<Shape> to_shape(const Request& request) {
+    if (request.cores_per_task == 0)
+        return error("a task needs at least one core (-c 0)");
+    if (auto status = check_time_limit(request.time_limit); !status)
+        return status.error();
+    Shape shape;
+    shape.cores = request.cores_per_task;
+    shape.gpus = request.gpus_per_task;
+    if (request.nodes == 0) {
+        if (request.exclusive)
+            return error("--exclusive needs a node count (-N)");
+        shape.slots = request.ntasks > 0 ? request.ntasks : 1;
+        return shape;
+    }
+    const std::uint32_t ntasks = request.ntasks > 0 ? request.ntasks : request.nodes;
+    if (request.nodes > ntasks)
+        return error(counted(request.nodes, "node") + " requested for " + counted(ntasks, "task") +
+                     ", a node needs at least one task");
+    shape.nodes = request.nodes;
+    shape.slots = (ntasks + request.nodes - 1) / request.nodes;
+    shape.exclusive = request.exclusive || request.ntasks == 0;
+    return shape;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(ResourceSet inventory) : inventory_(std::move(inventory)) {
+    for (const auto& [rank, target] : inventory_.targets()) {
+        empty_.nodes.push_back(
+            {rank, target.cores.count(), target.gpus.count(), target.cores, target.gpus});
+        empty_.free_cores += target.cores.count();
+    }
+    pool_ = empty_;
+}
+
+Status Scheduler::feasible(const Request& request) const {
+    auto shape = to_shape(request);
+    if (!shape)
+        return shape.error();
+    const std::vector<Node>& nodes = empty_.nodes;
+    if (shape->nodes > nodes.size())
+        return error(counted(shape->nodes, "node") + " requested, the instance has " +
+                     std::to_string(nodes.size()));
+    std::uint64_t largest_cores = 0;
+    std::uint64_t largest_gpus = 0;
+    bool holds_a_task = false;
+    for (const Node& node : nodes) {
+        largest_cores = std::max(largest_cores, node.ncores);
+        largest_gpus = std::max(largest_gpus, node.ngpus);
+        holds_a_task = holds_a_task || slots_on(node, *shape) > 0;
+    }
+    if (shape->cores > largest_cores)
+        return error("a task needs " + counted(shape->cores, "core") + ", the largest node has " +
+                     std::to_string(largest_cores));
+    if (shape->gpus > largest_gpus)
+        return error("a task needs " + counted(shape->gpus, "gpu") + ", the largest node has " +
+                     std::to_string(largest_gpus));
+    if (!holds_a_task)
+        return error("a task needs " + cores_and_gpus(shape->cores, shape->gpus) +
+                     ", no node has both");
+    if (fit(empty_, *shape))
+        return {};
+    if (shape->nodes > 0) {
+        const std::uint64_t cores = std::uint64_t{shape->slots} * shape->cores;
+        const std::uint64_t gpus = std::uint64_t{shape->slots} * shape->gpus;
+        const auto such = std::count_if(nodes.begin(), nodes.end(), [&](const Node& node) {
+            return node.ncores >= cores && node.ngpus >= gpus;
+        });
+        return error(counted(shape->nodes, "node") + " of " + cores_and_gpus(cores, gpus) +
+                     " requested (" + counted(shape->slots, "task") +
+                     " a node), the instance has " + std::to_string(such) + " such " +
+                     (such == 1 ? "node" : "nodes"));
+    }
+    std::uint64_t capacity = 0;
+    for (const Node& node : nodes)
+        capacity += slots_on(node, *shape);
+    return error(counted(shape->slots, "task") + " of " +
+                 cores_and_gpus(shape->cores, shape->gpus) + " requested, the instance holds " +
+                 std::to_string(capacity));
+}
+
+Status Scheduler::add(const PendingJob& job) {
+    if (jobs_.count(job.id))
+        return error(job_str(job.id) + " is already pending");
+    if (running_.count(job.id))
+        return error(job_str(job.id) + " is already running");
+    if (job.urgency < kUrgencyHold || job.urgency > kUrgencyExpedite)
+        return error("urgency " + std::to_string(job.urgency) + " is not in 0-31");
+    if (auto status = feasible(job.request); !status)
+        return status.error();
+    const std::uint64_t seq = next_seq_++;
+    jobs_.emplace(job.id, Queued{job, to_shape(job.request).value(), seq});
+    queue_.emplace(QueueKey{job.urgency, seq}, job.id);
+    return {};
+}
+
+Status Scheduler::remove(JobId id) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end())
+        return error(job_str(id) + " is not pending");
+    queue_.erase(QueueKey{it->second.job.urgency, it->second.seq});
+    jobs_.erase(it);
+    return {};
+}
+
+Status Scheduler::set_urgency(JobId id, int urgency) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end())
+        return error(job_str(id) + " is not pending");
+    if (urgency < kUrgencyHold || urgency > kUrgencyExpedite)
+        return error("urgency " + std::to_string(urgency) + " is not in 0-31");
+    Queued& queued = it->second;
+    queue_.erase(QueueKey{queued.job.urgency, queued.seq});
+    queued.job.urgency = urgency;
+    queue_.emplace(QueueKey{urgency, queued.seq}, id);
+    return {};
+}
+
+std::vector<JobId> Scheduler::pending() const {
+    std::vector<JobId> ids;
+    ids.reserve(queue_.size());
+    for (const auto& [key, id] : queue_)
+        ids.push_back(id);
+    return ids;
+}
+
+const PendingJob* Scheduler::find_pending(JobId id) const {
+    auto it = jobs_.find(id);
+    return it == jobs_.end() ? nullptr : &it->second.job;
+}
+
+std::vector<JobId> Scheduler::running() const {
+    std::vector<JobId> ids;
+    ids.reserve(running_.size());
+    for (const auto& [id, job] : running_)
+        ids.push_back(id);
+    return ids;
+}
+
+const Allocation* Scheduler::find_running(JobId id) const {
+    auto it = running_.find(id);
+    return it == running_.end() ? nullptr : &it->second.allocation;
+}
+
+// The earliest time `head` fits, running jobs ending in order of their end
+// times, and where it fits then; never, if only unlimited jobs stand in its
+// way, and then its fit in the whole inventory.
+Scheduler::Head Scheduler::reserve(const Queued& head, double now) const {
+    std::vector<const Running*> ending;
+    for (const auto& [id, job] : running_)
+        if (job.end != kNever)
+            ending.push_back(&job);
+    std::stable_sort(ending.begin(), ending.end(),
+                     [](const Running* a, const Running* b) { return a->end < b->end; });
+    Pool future = pool_;
+    for (std::size_t i = 0; i < ending.size();) {
+        const double end = ending[i]->end;
+        for (; i < ending.size() && ending[i]->end == end; ++i)
+            future.give(ending[i]->placement);
+        if (auto placement = fit(future, head.shape))
+            return {head.job.id, std::max(end, now), std::move(*placement)};
+    }
+    auto placement = fit(empty_, head.shape);
+    return {head.job.id, kNever, placement ? std::move(*placement) : Placement{}};
+}
+
+std::vector<Allocation> Scheduler::schedule(double now) {
+    reservation_.reset();
+    std::vector<Allocation> started;
+    std::optional<Head> head;
+    Pool outside;                    // free now and not reserved for the head
+    std::set<Shape> misfit;          // shapes that do not fit in pool_
+    std::set<Shape> misfit_outside;  // shapes that do not fit in `outside`
+    // Both pools only shrink during a pass, so a shape that missed once misses again.
+    // Every slot has a core: with none free, only the head's reservation is left to find.
+    for (auto it = queue_.begin(); it != queue_.end() && !(head && pool_.free_cores == 0);) {
+        const Queued& queued = jobs_.at(it->second);
+        const Shape& shape = queued.shape;
+        // A shape in `misfit` was recorded at or after the head, so there is a head.
+        if (queued.job.urgency == kUrgencyHold || queued.job.begin_time > now ||
+            contains(misfit, shape)) {
+            ++it;
+            continue;
+        }
+        std::optional<Placement> placement;
+        if (!head) {
+            placement = fit(pool_, shape);
+            if (!placement) {
+                misfit.insert(shape);
+                head = reserve(queued, now);
+                outside = pool_;
+                outside.take(head->placement);
+                ++it;
+                continue;
+            }
+        } else {
+            // Backfill: ends by the reservation, or stays off the reserved resources.
+            const double limit = queued.job.request.time_limit;
+            if (std::isfinite(head->time) && limit > 0 && now + limit <= head->time) {
+                placement = fit(pool_, shape);
+                if (!placement)
+                    misfit.insert(shape);
+            }
+            if (!placement && !contains(misfit_outside, shape)) {
+                placement = fit(outside, shape);
+                if (!placement)
+                    misfit_outside.insert(shape);
+            }
+            if (!placement) {
+                ++it;
+                continue;
+            }
+            outside.take(*placement);
+        }
+        started.push_back(start(queued, std::move(*placement), now));
+        jobs_.erase(it->second);
+        it = queue_.erase(it);
+    }
+    if (head)
+        reservation_ = Reservation{head->id, head->time, to_R(head->placement)};
+    return started;
+}
+
+Allocation Scheduler::start(const Queued& queued, Placement placement, double now) {
+    const double limit = queued.job.request.time_limit;
+    pool_.take(placement);
+    Allocation allocation{queued.job.id, to_R(placement), now, limit > 0 ? now + limit : 0};
+    allocation.R.set_window(now, allocation.end).value();
+    const Shape& shape = queued.shape;
+    Json document = allocation.R.to_json();
+    document["execution"]["nslots"] =
+        shape.nodes > 0 ? std::uint64_t{shape.nodes} * shape.slots : shape.slots;
+    allocation.R = ResourceSet::from_json(document).value();
+    Running job{allocation, std::move(placement), limit > 0 ? allocation.end : kNever};
+    running_.emplace(queued.job.id, std::move(job));
+    return allocation;
+}
+
+Status Scheduler::release(JobId id) {
+    auto it = running_.find(id);
+    if (it == running_.end())
+        return error(job_str(id) + " is not running");
+    pool_.give(it->second.placement);
+    running_.erase(it);
+    return {};
+}
+
+Status Scheduler::restore(JobId id, const ResourceSet& R, double start, double time_limit) {
+    if (jobs_.count(id))
+        return error("restore: " + job_str(id) + " is already pending");
+    if (running_.count(id))
+        return error("restore: " + job_str(id) + " is already running");
+    if (auto status = check_time_limit(time_limit); !status)
+        return error("restore: " + job_str(id) + ": " + status.error().message());
+    Placement placement;
+    for (const auto& [rank, target] : R.targets()) {
+        auto node = std::lower_bound(empty_.nodes.begin(), empty_.nodes.end(), rank,
+                                     [](const Node& n, ResourceSet::Rank r) { return n.rank < r; });
+        const std::string where = "restore: " + job_str(id) + ": rank " + std::to_string(rank);
+        if (node == empty_.nodes.end() || node->rank != rank)
+            return error(where + " is not in the inventory");
+        const std::size_t index = node - empty_.nodes.begin();
+        const std::string& host = inventory_.find(rank)->hostname;
+        if (!target.hostname.empty() && !host.empty() && target.hostname != host)
+            return error(where + " is host " + target.hostname + ", the inventory's is " + host);
+        const Target absent{"", target.cores - node->cores, target.gpus - node->gpus};
+        if (!absent.empty())
+            return error(where + " has no " + absent.children_str() + " in the inventory");
+        const Node& free = pool_.nodes[index];
+        const Target busy{"", target.cores - free.cores, target.gpus - free.gpus};
+        if (!busy.empty())
+            return error(where + ": " + busy.children_str() + " already allocated");
+        if (!target.empty())
+            placement.push_back({index, target.cores, target.gpus});
+    }
+    pool_.take(placement);
+    const double end = time_limit > 0 ? start + time_limit : 0;
+    running_.emplace(id, Running{Allocation{id, R, start, end}, std::move(placement),
+                                 time_limit > 0 ? end : kNever});
+    return {};
+}
+
+ResourceSet Scheduler::free_resources() const {
+    Placement free;
+    for (std::size_t i = 0; i < pool_.nodes.size(); ++i)
+        if (!pool_.nodes[i].cores.empty() || !pool_.nodes[i].gpus.empty())
+            free.push_back({i, pool_.nodes[i].cores, pool_.nodes[i].gpus});
+    return to_R(free);
+}
+
+// The inventory's ranks of `placement` with its cores and GPUs, hosts and properties.
+ResourceSet Scheduler::to_R(const Placement& placement) const {
+    ResourceSet R;
+    IdSet ranks;
+    for (const Piece& piece : placement) {
+        const ResourceSet::Rank rank = empty_.nodes[piece.node].rank;
+        R.insert(rank, Target{inventory_.find(rank)->hostname, piece.cores, piece.gpus}).value();
+        ranks.insert(rank);
+    }
+    for (const auto& [name, members] : inventory_.properties())
+        if (IdSet kept = members & ranks; !kept.empty())
+            R.set_property(name, kept).value();
+    return R;
+}
+
+}  // namespace gantry

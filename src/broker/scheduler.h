@@ -1,0 +1,183 @@
+// The scheduler of an instance: holds the inventory R and the queue of
+// pending jobs, and allocates parts of R to them, first fit in queue order
+// with EASY backfill behind the first job that does not fit.
+//
+// Pure logic: no I/O and no clock; times are seconds since the epoch, passed
+// in. Requests, slot choice, order, urgency, the backfill rule and the
+// messages: docs/scheduling.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "formats/idset.h"
+#include "formats/rset.h"
+#include "util/error.h"
+
+namespace gantry {
+
+using JobId = std::uint64_t;
+
+// What a job asks for, as `gantry submit` / `run` options spell it, with
+// flux's meaning: a task slot is `cores_per_task` cores and `gpus_per_task`
+// GPUs on one node.
+struct Request {
+    std::uint32_t nodes = 0;           // -N; 0: as many nodes as the slots take
+    std::uint32_t ntasks = 0;          // -n; 0: one task, or one per node with -N
+    std::uint32_t cores_per_task = 1;  // -c
+    std::uint32_t gpus_per_task = 0;   // -g
+    bool exclusive = false;            // --exclusive: whole nodes; needs -N, implied by -N alone
+    double time_limit = 0;             // seconds; 0: none (runs forever as far as planning knows)
+
+    friend bool operator==(const Request&, const Request&) = default;
+};
+
+inline constexpr int kUrgencyHold = 0;  // never started until raised
+inline constexpr int kUrgencyDefault = 16;
+inline constexpr int kUrgencyExpedite = 31;  // ahead of every other urgency
+
+// A job waiting in the queue.
+struct PendingJob {
+    JobId id = 0;
+    Request request;
+    int urgency = kUrgencyDefault;  // 0..31
+    double begin_time = 0;          // not started before this time; 0: any time
+};
+
+// Resources given to a job.
+struct Allocation {
+    JobId id = 0;
+    // Inventory ranks with the allocated cores and GPUs, their hosts and
+    // properties; window [start, end] and nslots set (restored R: as given).
+    ResourceSet R;
+    double start = 0;
+    double end = 0;  // start + time limit; 0: no limit
+};
+
+// Where and when the first job that does not fit is promised to start.
+struct Reservation {
+    JobId id = 0;
+    double time = 0;  // +infinity when only jobs without a time limit could free enough
+    ResourceSet R;    // what it is promised at `time` (the whole inventory's fit when infinite)
+};
+
+// The scheduler's working state, for its implementation and tests.
+namespace scheduler_detail {
+
+// A request in the scheduler's terms: `slots` slots per node on exactly
+// `nodes` nodes, or `slots` slots anywhere when `nodes` is 0.
+struct Shape {
+    std::uint32_t nodes = 0;
+    std::uint32_t slots = 0;
+    std::uint32_t cores = 0;  // per slot
+    std::uint32_t gpus = 0;   // per slot
+    bool exclusive = false;
+    friend auto operator<=>(const Shape&, const Shape&) = default;
+};
+// One node's share of an allocation (node: index into the inventory's ranks).
+struct Piece {
+    std::size_t node = 0;
+    IdSet cores;
+    IdSet gpus;
+};
+using Placement = std::vector<Piece>;
+// One node's resources: its totals, and what is free.
+struct Node {
+    ResourceSet::Rank rank = 0;
+    std::uint64_t ncores = 0;
+    std::uint64_t ngpus = 0;
+    IdSet cores;
+    IdSet gpus;
+};
+struct Pool {
+    std::vector<Node> nodes;  // in rank order
+    std::uint64_t free_cores = 0;
+    void take(const Placement& placement);
+    void give(const Placement& placement);
+};
+
+}  // namespace scheduler_detail
+
+class Scheduler {
+public:
+    // `inventory` is this instance's R: every rank with its cores and GPUs.
+    explicit Scheduler(ResourceSet inventory);
+
+    const ResourceSet& inventory() const { return inventory_; }
+
+    // Could `request` ever fit in the empty inventory? Otherwise says why,
+    // with the numbers: `scheduler: 5 nodes requested, the instance has 4`.
+    Status feasible(const Request& request) const;
+
+    // --- Queue ---------------------------------------------------------------
+    // Queues a job after those already submitted; fails on a known id, an
+    // urgency outside 0..31 or a request that can never fit.
+    Status add(const PendingJob& job);
+    Status remove(JobId id);                    // cancels a pending job
+    Status set_urgency(JobId id, int urgency);  // keeps its submit order
+    std::vector<JobId> pending() const;         // in queue order
+    const PendingJob* find_pending(JobId id) const;
+
+    // --- Allocation ----------------------------------------------------------
+    // The jobs to start at `now`, in the order they were chosen; they become
+    // running. Held jobs and jobs before their begin time are skipped.
+    std::vector<Allocation> schedule(double now);
+    // The job's R returns to the free pool.
+    Status release(JobId id);
+    // Re-registers a job that was running before a broker restart; its R must
+    // be part of the inventory and free.
+    Status restore(JobId id, const ResourceSet& R, double start, double time_limit);
+    std::vector<JobId> running() const;  // ascending ids
+    const Allocation* find_running(JobId id) const;
+
+    // The resources no running job holds, as R.
+    ResourceSet free_resources() const;
+    // The reservation the last schedule() made, if a job did not fit.
+    const std::optional<Reservation>& reservation() const { return reservation_; }
+
+private:
+    using Shape = scheduler_detail::Shape;
+    using Placement = scheduler_detail::Placement;
+    using Pool = scheduler_detail::Pool;
+
+    struct Queued {
+        PendingJob job;
+        Shape shape;
+        std::uint64_t seq = 0;
+    };
+    struct QueueKey {
+        int urgency;
+        std::uint64_t seq;
+        bool operator<(const QueueKey& other) const {
+            return urgency != other.urgency ? urgency > other.urgency : seq < other.seq;
+        }
+    };
+    struct Running {
+        Allocation allocation;
+        Placement placement;
+        double end;  // +infinity without a time limit
+    };
+    struct Head {
+        JobId id;
+        double time;
+        Placement placement;
+    };
+
+    Head reserve(const Queued& head, double now) const;
+    Allocation start(const Queued& queued, Placement placement, double now);
+    ResourceSet to_R(const Placement& placement) const;
+
+    ResourceSet inventory_;
+    Pool empty_;                       // the inventory with nothing running
+    Pool pool_;                        // what is free now
+    std::map<JobId, Queued> jobs_;     // pending, by id
+    std::map<QueueKey, JobId> queue_;  // pending, in queue order
+    std::map<JobId, Running> running_;
+    std::uint64_t next_seq_ = 0;
+    std::optional<Reservation> reservation_;
+};
+
+}  // namespace gantry
