@@ -1,0 +1,120 @@
+// The broker's side of the local API: a listening Unix socket, its clients
+// and the table of methods they may call, on the process's one event loop.
+//
+// Only the instance owner gets in: the broker reads each peer's credentials
+// (SO_PEERCRED) on accept, and a peer of another uid receives one message
+//   {"error":{"message":"gantry: instance of uid 1000: connection refused for uid 1001"}}
+// and is disconnected. A client's requests are answered in the order they
+// came: the next one is handed to its method once the previous one has had
+// its final reply (a stream holds back that client's later requests, not
+// other clients'). A line that is not a request gets an error reply, and
+// the client is disconnected once it is written. The protocol: api.h.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <asio/io_context.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "broker/api.h"
+#include "util/error.h"
+#include "util/json.h"
+
+namespace gantry::broker {
+
+// The process at the other end of a connection.
+struct Peer {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    pid_t pid = 0;
+};
+
+class Session;
+struct Call;
+
+// The answer to one request: any number of replies with "more", then one
+// final result or error. Copies share the one answer. Replies after the
+// final one, or to a client that has gone, are dropped. When the last copy
+// goes without a final reply, the client gets the error "METHOD: no reply".
+class Responder {
+public:
+    explicit Responder(std::shared_ptr<Call> call) : call_(std::move(call)) {}
+
+    const std::string& method() const;
+    const Peer& peer() const;
+    // One reply of a stream: {"id":N,"result":RESULT,"more":true}.
+    void more(const Json& result);
+    // The final reply: {"id":N,"result":RESULT}.
+    void result(const Json& result);
+    // The final reply: {"id":N,"error":{"message":"gantry: " + error.str()}}.
+    void error(const Error& error);
+    // The final reply was given.
+    bool done() const;
+    // The client is still connected (a stream may stop when it is not).
+    bool connected() const;
+
+private:
+    std::shared_ptr<Call> call_;
+};
+
+// A method: called on the event loop with the request and its responder,
+// which it may keep to answer later. An exception it throws becomes the
+// error reply "METHOD: WHAT".
+using Handler = std::function<void(const api::Request& request, Responder responder)>;
+
+class Broker {
+public:
+    // Lets in peers of uid `owner` only.
+    Broker(asio::io_context& loop, uid_t owner);
+    ~Broker();  // disconnects every client
+    Broker(const Broker&) = delete;
+    Broker& operator=(const Broker&) = delete;
+
+    // Listens on a new socket at `socket_path` (absolute; nothing may be
+    // there) and starts accepting clients. The socket is not removed here.
+    Status listen(const std::string& socket_path);
+    // unix://SOCKET_PATH once listening.
+    const std::string& uri() const { return uri_; }
+    uid_t owner() const { return owner_; }
+
+    // Adds method `name`, or replaces the handler of an existing one.
+    void register_method(std::string name, Handler handler);
+
+    // Stops accepting clients and reading requests; runs `done` on the loop
+    // once every reply given so far is written, or after `grace` at most.
+    // The clients stay connected until disconnect_all() or the destructor.
+    void close(std::function<void()> done,
+               std::chrono::milliseconds grace = std::chrono::milliseconds(1000));
+    void disconnect_all();
+    std::size_t client_count() const { return sessions_.size(); }
+
+private:
+    friend class Session;
+    void accept();
+    void remove(const std::shared_ptr<Session>& session);
+    void check_drained();
+    const Handler* find_method(const std::string& name) const;
+
+    asio::io_context& loop_;
+    uid_t owner_;
+    std::string uri_;
+    asio::local::stream_protocol::acceptor acceptor_;
+    asio::steady_timer retry_timer_;  // after accept fails for want of descriptors
+    asio::steady_timer grace_timer_;
+    std::map<std::string, Handler, std::less<>> methods_;
+    std::set<std::shared_ptr<Session>> sessions_;
+    std::function<void()> on_drained_;  // set while close() waits
+    bool closed_ = false;
+};
+
+}  // namespace gantry::broker

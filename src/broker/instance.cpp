@@ -1,0 +1,483 @@
+#include "broker/instance.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "topo/topology.h"
+
+extern char** environ;
+
+namespace gantry::broker {
+
+namespace {
+
+constexpr std::string_view kDomain = "instance";
+constexpr std::string_view kLockFile = "lock";
+constexpr std::string_view kSocketFile = "socket";
+
+Error error(std::string message) {
+    return Error(std::string(kDomain), std::move(message));
+}
+
+Error system_error(const std::string& what, int number) {
+    return error(what + ": " + std::strerror(number));
+}
+
+std::string user_name(uid_t uid) {
+    std::vector<char> buffer(16384);
+    passwd entry{};
+    passwd* found = nullptr;
+    if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found)
+        return found->pw_name;
+    return std::to_string(uid);
+}
+
+// A given state directory, made absolute, created 0700 when missing.
+Result<std::string> make_state_dir(const std::string& given) {
+    std::error_code failure;
+    const auto path = std::filesystem::absolute(given, failure).lexically_normal();
+    if (failure)
+        return error("state directory " + given + ": " + failure.message());
+    std::string dir = path.string();
+    if (dir.size() > 1 && dir.back() == '/')
+        dir.pop_back();
+    if (std::filesystem::exists(path, failure)) {
+        if (!std::filesystem::is_directory(path, failure))
+            return error("state directory " + dir + " is not a directory");
+        return dir;
+    }
+    if (path.has_parent_path())
+        std::filesystem::create_directories(path.parent_path(), failure);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        return system_error("cannot create state directory " + dir, errno);
+    return dir;
+}
+
+// A private directory under $TMPDIR (else /tmp), mode 0700.
+Result<std::string> make_temporary_dir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string dir = (base && *base == '/' ? std::string(base) : std::string("/tmp"));
+    while (dir.size() > 1 && dir.back() == '/')
+        dir.pop_back();
+    dir += "/gantry-XXXXXX";
+    if (::mkdtemp(dir.data()) == nullptr)
+        return system_error("cannot create a state directory like " + dir, errno);
+    return dir;
+}
+
+// Locks DIR/lock for this process and writes its pid there; the lock goes
+// when the process does.
+Result<int> lock_state_dir(const std::string& dir) {
+    const std::string path = dir + "/" + std::string(kLockFile);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return system_error("cannot open " + path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int number = errno;
+        char pid[32] = {};
+        const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+        ::close(fd);
+        if (number != EWOULDBLOCK)
+            return system_error("cannot lock " + path, number);
+        std::string holder(pid, n > 0 ? static_cast<std::size_t>(n) : 0);
+        while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' '))
+            holder.pop_back();
+        return error("state directory " + dir + " is in use by another instance" +
+                     (holder.empty() ? std::string() : " (pid " + holder + ")"));
+    }
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+        const int number = errno;
+        ::close(fd);
+        return system_error("cannot write " + path, number);
+    }
+    return fd;
+}
+
+// The terminal's foreground process group becomes `group`; SIGTTOU, which a
+// background process would get for this, is held back meanwhile.
+void give_terminal(pid_t group) {
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &ttou, &old);
+    ::tcsetpgrp(STDIN_FILENO, group);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+}
+
+int exit_code_of(int wait_status) {
+    if (WIFEXITED(wait_status))
+        return WEXITSTATUS(wait_status);
+    if (WIFSIGNALED(wait_status))
+        return 128 + WTERMSIG(wait_status);
+    return 1;
+}
+
+// Writes all of `text` to `fd`, as a forked child may (no allocation).
+void write_all(int fd, std::string_view text) {
+    while (!text.empty()) {
+        const ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+}  // namespace
+
+Result<ResourceSet> local_inventory() {
+    auto topology = Topology::local();
+    if (!topology)
+        return topology.error();
+    Target node;
+    node.hostname = local_hostname();
+    if (topology->ncores() > 0)
+        node.cores = IdSet::range(0, topology->ncores() - 1);
+    if (topology->ngpus() > 0)
+        node.gpus = IdSet::range(0, topology->ngpus() - 1);
+    ResourceSet inventory;
+    if (auto status = inventory.insert(0, node); !status)
+        return status.error();
+    return inventory;
+}
+
+// --- Opening and closing -----------------------------------------------------
+
+Instance::Instance(InstanceOptions options, std::string state_dir, bool temporary, int lock_fd)
+    : options_(std::move(options)),
+      state_dir_(std::move(state_dir)),
+      temporary_(temporary),
+      lock_fd_(lock_fd),
+      broker_(loop_, ::getuid()),
+      signals_(loop_) {}
+
+Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
+    const bool temporary = !options.state_dir;
+    auto dir = temporary ? make_temporary_dir() : make_state_dir(*options.state_dir);
+    if (!dir)
+        return dir.error();
+    auto lock = lock_state_dir(*dir);
+    if (!lock) {
+        if (temporary)
+            std::filesystem::remove_all(*dir);
+        return lock.error();
+    }
+    // The destructor cleans up from here on.
+    std::unique_ptr<Instance> instance(new Instance(std::move(options), *dir, temporary, *lock));
+    // A socket left by a broker that died: the lock says none uses it now.
+    const std::string socket = *dir + "/" + std::string(kSocketFile);
+    if (::unlink(socket.c_str()) != 0 && errno != ENOENT)
+        return system_error("cannot remove the old socket " + socket, errno);
+    if (auto listening = instance->broker_.listen(socket); !listening)
+        return listening.error();
+    instance->register_methods();
+    return instance;
+}
+
+Instance::~Instance() {
+    if (!broker_.uri().empty())
+        ::unlink((state_dir_ + "/" + std::string(kSocketFile)).c_str());
+    if (temporary_) {
+        std::error_code ignored;
+        std::filesystem::remove_all(state_dir_, ignored);
+    }
+    ::close(lock_fd_);
+    // Then the members: the broker disconnects its clients, which thus see
+    // the end only once the files are gone.
+}
+
+// --- Methods -----------------------------------------------------------------
+
+void Instance::register_methods() {
+    broker_.register_method("instance.info", [this](const api::Request&, Responder responder) {
+        responder.result(info());
+    });
+    broker_.register_method(
+        "instance.shutdown", [this](const api::Request& request, Responder responder) {
+            bool force = false;
+            if (const auto found = request.params.find("force"); found != request.params.end()) {
+                if (!found->is_boolean()) {
+                    responder.error(
+                        Error("instance.shutdown",
+                              "\"force\" is " + json_type_name(*found) + ", expected a boolean"));
+                    return;
+                }
+                force = found->get<bool>();
+            }
+            if (initial_pid_ > 0 && !force) {
+                responder.error(shutdown(false).error());
+                return;
+            }
+            // The reply goes first: the broker stops answering once it ends.
+            responder.result(Json::object());
+            (void)shutdown(force);
+        });
+}
+
+Json Instance::info() const {
+    const double uptime =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const uid_t owner = broker_.owner();
+    return Json{
+        {"uri", broker_.uri()},
+        {"owner", {{"uid", owner}, {"name", user_name(owner)}}},
+        {"pid", ::getpid()},
+        {"state_dir", state_dir_},
+        {"size", options_.inventory.nnodes()},
+        {"cores", options_.inventory.ncores()},
+        {"gpus", options_.inventory.ngpus()},
+        {"uptime", uptime},
+        {"jobs", {{"pending", 0}, {"running", 0}, {"inactive", 0}}},
+    };
+}
+
+Status Instance::shutdown(bool force) {
+    if (initial_pid_ > 0) {
+        if (!force)
+            return Error("instance.shutdown",
+                         "the initial program is running (pid " + std::to_string(initial_pid_) +
+                             "); --force sends it SIGTERM and the instance ends with it");
+        if (!terminated_)
+            ::kill(-initial_pid_, SIGTERM);
+        terminated_ = true;
+        return {};
+    }
+    end();
+    return {};
+}
+
+// --- Running -----------------------------------------------------------------
+
+Result<int> Instance::run() {
+    // A client that has gone must not end the broker.
+    struct sigaction ignore {};
+    struct sigaction old_sigpipe {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old_sigpipe);
+    catch_signals();
+    if (!options_.initial_program.empty()) {
+        if (auto started = spawn_initial_program(); !started) {
+            signals_.clear();
+            sigaction(SIGPIPE, &old_sigpipe, nullptr);
+            return started.error();
+        }
+    }
+    loop_.run();
+    signals_.clear();
+    sigaction(SIGPIPE, &old_sigpipe, nullptr);
+    return exit_code_;
+}
+
+void Instance::catch_signals() {
+    signals_.add(SIGINT);
+    signals_.add(SIGTERM);
+    signals_.add(SIGHUP);
+    signals_.async_wait([this](const asio::error_code& failure, int signal) {
+        if (failure)
+            return;
+        // With an initial program: its process group gets the signal, and
+        // the instance ends when it does. Without: a clean end.
+        if (initial_pid_ > 0)
+            ::kill(-initial_pid_, signal);
+        else
+            end();
+        catch_signals();
+    });
+}
+
+Status Instance::spawn_initial_program() {
+    // Everything the child needs is made before fork(): it only calls the
+    // system.
+    std::vector<char*> argv;
+    for (const auto& arg : options_.initial_program)
+        argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    const std::string variable = std::string(api::kUriVariable) + "=";
+    const std::string uri_entry = variable + uri();
+    std::vector<char*> envp;
+    for (char** entry = environ; *entry; ++entry)
+        if (!std::string_view(*entry).starts_with(variable))
+            envp.push_back(*entry);
+    envp.push_back(const_cast<char*>(uri_entry.c_str()));
+    envp.push_back(nullptr);
+    const std::string failure_prefix =
+        "gantry: initial program: " + options_.initial_program.front() + ": ";
+
+    foreground_ = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        return system_error("cannot start the initial program", errno);
+    if (pid == 0) {
+        // Its own process group, which signals to the broker are forwarded
+        // to; on a terminal, the foreground one.
+        ::setpgid(0, 0);
+        if (foreground_)
+            give_terminal(::getpid());
+        ::signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execvpe(argv[0], argv.data(), envp.data());
+        const int number = errno;
+        write_all(STDERR_FILENO, failure_prefix);
+        write_all(STDERR_FILENO, std::strerror(number));
+        write_all(STDERR_FILENO, "\n");
+        ::_exit(number == ENOENT ? 127 : 126);
+    }
+    ::setpgid(pid, pid);  // also here, so that a signal forwarded now reaches it
+    initial_pid_ = pid;
+    // The system call itself: glibc 2.36's <sys/pidfd.h> lacks extern "C".
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0) {
+        const int number = errno;
+        ::kill(-pid, SIGKILL);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        initial_pid_ = -1;
+        return system_error("cannot watch the initial program (pidfd_open)", number);
+    }
+    initial_pidfd_.emplace(loop_, pidfd);
+    wait_initial_program();
+    return {};
+}
+
+void Instance::wait_initial_program() {
+    initial_pidfd_->async_wait(asio::posix::stream_descriptor::wait_read,
+                               [this](const asio::error_code& failure) {
+                                   if (failure == asio::error::operation_aborted)
+                                       return;
+                                   int status = 0;
+                                   const pid_t reaped = ::waitpid(initial_pid_, &status, WNOHANG);
+                                   if (reaped == 0 || (reaped < 0 && errno == EINTR)) {
+                                       wait_initial_program();
+                                       return;
+                                   }
+                                   initial_program_ended(reaped < 0 ? 0 : status);
+                               });
+}
+
+void Instance::initial_program_ended(int wait_status) {
+    exit_code_ = exit_code_of(wait_status);
+    initial_pid_ = -1;
+    initial_pidfd_.reset();
+    if (foreground_)
+        give_terminal(::getpgrp());
+    end();
+}
+
+void Instance::end() {
+    if (ending_)
+        return;
+    ending_ = true;
+    broker_.close([this] { loop_.stop(); });
+}
+
+Result<int> run_instance(InstanceOptions options) {
+    auto instance = Instance::open(std::move(options));
+    if (!instance)
+        return instance.error();
+    return (*instance)->run();
+}
+
+// --- The daemon --------------------------------------------------------------
+
+namespace {
+
+// In the detached process: opens the instance, tells the caller through
+// `ready` (its URI, or "!" and why not), runs it and exits.
+[[noreturn]] void run_daemon(InstanceOptions options, int ready) {
+    int exit_code = 1;
+    {
+        auto instance = Instance::open(std::move(options));
+        if (!instance) {
+            write_all(ready, "!" + instance.error().str());
+        } else {
+            write_all(ready, (*instance)->uri() + "\n");
+            ::close(ready);
+            auto ended = (*instance)->run();
+            exit_code = ended ? *ended : 1;
+        }
+    }
+    std::exit(exit_code);
+}
+
+}  // namespace
+
+Result<std::string> start_daemon(InstanceOptions options) {
+    if (options.state_dir) {
+        // The daemon works from /.
+        std::error_code failure;
+        const auto absolute = std::filesystem::absolute(*options.state_dir, failure);
+        if (failure)
+            return error("state directory " + *options.state_dir + ": " + failure.message());
+        options.state_dir = absolute.string();
+    }
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC) != 0)
+        return system_error("cannot start the daemon: pipe", errno);
+    const pid_t child = ::fork();
+    if (child < 0) {
+        const int number = errno;
+        ::close(ready[0]);
+        ::close(ready[1]);
+        return system_error("cannot start the daemon: fork", number);
+    }
+    if (child == 0) {
+        // A new session, then a grandchild that is no process's child here
+        // and can never take a controlling terminal.
+        ::close(ready[0]);
+        ::setsid();
+        const pid_t daemon = ::fork();
+        if (daemon != 0) {
+            if (daemon < 0)
+                write_all(ready[1], std::string("!") + "fork: " + std::strerror(errno));
+            ::_exit(0);
+        }
+        const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || ::chdir("/") != 0) {
+            write_all(ready[1], std::string("!") + "cannot detach: " + std::strerror(errno));
+            ::_exit(1);
+        }
+        for (int fd = 0; fd < 3; ++fd)
+            ::dup2(null, fd);
+        ::close(null);
+        run_daemon(std::move(options), ready[1]);
+    }
+    ::close(ready[1]);
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::string answer;
+    char block[4096];
+    for (;;) {
+        const ssize_t n = ::read(ready[0], block, sizeof block);
+        if (n > 0)
+            answer.append(block, static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR)
+            break;
+    }
+    ::close(ready[0]);
+    if (answer.starts_with("!"))
+        return Error("", answer.substr(1));  // the daemon's Error, as one line
+    if (answer.empty() || answer.back() != '\n')
+        return error("the daemon ended before it was ready");
+    answer.pop_back();
+    return answer;
+}
+
+}  // namespace gantry::broker

@@ -1,0 +1,113 @@
+// An instance on this machine: its state directory, its broker and API
+// socket, and its initial program (RFC 8), in one process with one event
+// loop. The commands: `gantry start` runs one in the foreground around an
+// initial program, `gantry start --daemon` detaches one that runs until
+// `gantry shutdown`. docs/commands/start.md says what users see.
+//
+// State directory: given (created 0700 if missing, kept at the end) or a
+// private temporary one (0700, removed at the end). It holds `lock`, locked
+// with flock(2) while a broker uses the directory and holding its pid, and
+// `socket`, the API's Unix socket, removed at the end. The instance's URI
+// is unix://STATE_DIR/socket.
+//
+// Methods: instance.info, instance.shutdown {"force":bool}.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/signal_set.hpp>
+
+#include "broker/broker.h"
+#include "formats/rset.h"
+#include "util/error.h"
+#include "util/json.h"
+
+namespace gantry::broker {
+
+struct InstanceOptions {
+    std::optional<std::string> state_dir;  // none: a private temporary directory
+    ResourceSet inventory;                 // what the instance may run jobs on
+    // argv of the initial program, looked up in PATH; empty: none, and the
+    // instance runs until instance.shutdown, SIGTERM or SIGINT.
+    std::vector<std::string> initial_program;
+};
+
+// This machine as an inventory: rank 0 with its host name and the cores and
+// GPUs hwloc finds (as `gantry R encode --local`).
+Result<ResourceSet> local_inventory();
+
+class Instance {
+public:
+    // Creates or takes the state directory, locks it and listens on its
+    // socket: from here on clients may connect. Fails when another broker
+    // holds the directory.
+    static Result<std::unique_ptr<Instance>> open(InstanceOptions options);
+    // Removes the socket (and a temporary state directory), unlocks the
+    // directory, then disconnects the clients.
+    ~Instance();
+    Instance(const Instance&) = delete;
+    Instance& operator=(const Instance&) = delete;
+
+    // Starts the initial program, if any, and runs the event loop until the
+    // instance ends. Returns the initial program's exit code (128+N when
+    // signal N killed it), or 0 when it ran without one.
+    Result<int> run();
+
+    // Ends the instance (instance.shutdown). While the initial program runs
+    // this is refused, unless `force`: then its process group gets SIGTERM
+    // and the instance ends when it does.
+    Status shutdown(bool force);
+
+    // What instance.info answers.
+    Json info() const;
+
+    const std::string& uri() const { return broker_.uri(); }
+    const std::string& state_dir() const { return state_dir_; }
+    const ResourceSet& inventory() const { return options_.inventory; }
+    // For the services that register their methods before run().
+    Broker& broker() { return broker_; }
+    asio::io_context& loop() { return loop_; }
+
+private:
+    Instance(InstanceOptions options, std::string state_dir, bool temporary, int lock_fd);
+    void register_methods();
+    Status spawn_initial_program();
+    void wait_initial_program();
+    void initial_program_ended(int wait_status);
+    void catch_signals();
+    void end();
+
+    asio::io_context loop_;  // first: everything below uses it
+    InstanceOptions options_;
+    std::string state_dir_;
+    bool temporary_;
+    int lock_fd_;
+    Broker broker_;
+    asio::signal_set signals_;
+    std::optional<asio::posix::stream_descriptor> initial_pidfd_;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    pid_t initial_pid_ = -1;   // the initial program, while it runs
+    bool foreground_ = false;  // the initial program was given the terminal
+    bool terminated_ = false;  // shutdown --force sent it SIGTERM
+    bool ending_ = false;
+    int exit_code_ = 0;
+};
+
+// Runs an instance in this process until it ends: open(), then run().
+Result<int> run_instance(InstanceOptions options);
+
+// Starts an instance without an initial program in a detached process (a
+// new session; stdin, stdout and stderr on /dev/null; working directory /)
+// and returns its URI once it accepts connections, or why it did not start.
+// Only the calling process returns.
+Result<std::string> start_daemon(InstanceOptions options);
+
+}  // namespace gantry::broker
