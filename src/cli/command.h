@@ -26,6 +26,9 @@ int hostlist_main(int argc, char** argv);
 int taskmap_main(int argc, char** argv);
 int rset_main(int argc, char** argv);
 int run_main(int argc, char** argv);
+int start_main(int argc, char** argv);
+int shutdown_main(int argc, char** argv);
+int instance_main(int argc, char** argv);
 
 // Prints `gantry: <error>` on stderr and returns kExitUsage.
 int fail(const Error& error);

@@ -20,6 +20,10 @@ constexpr Subcommand kSubcommands[] = {
     {"taskmap", "convert and query RFC 34 task maps", gantry::cli::taskmap_main},
     {"R", "encode, decode and combine RFC 20 resource sets", gantry::cli::rset_main},
     {"run", "map an MPMD program onto nodes and show the map (--dry-run)", gantry::cli::run_main},
+    {"start", "start an instance on this machine, around a program or as a daemon",
+     gantry::cli::start_main},
+    {"shutdown", "end an instance", gantry::cli::shutdown_main},
+    {"instance", "ask an instance about itself (instance info)", gantry::cli::instance_main},
 };
 
 void print_usage(std::ostream& out) {

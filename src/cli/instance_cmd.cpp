@@ -1,0 +1,189 @@
+// `gantry instance info` and `gantry shutdown`: ask a running instance, over
+// its API socket, what it is, or to end. Reference: docs/commands/instance.md.
+#include <cmath>
+#include <cstdint>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "broker/api.h"
+#include "cli/command.h"
+
+namespace gantry::cli {
+
+namespace {
+
+constexpr std::string_view kInstanceExamples = R"(Examples:
+  $ gantry start sh -c 'gantry instance info'
+  uri        unix:///tmp/gantry-Xq3lZ0/socket
+  owner      alice (uid 1000)
+  pid        41870
+  state-dir  /tmp/gantry-Xq3lZ0
+  size       1
+  cores      8
+  gpus       0
+  uptime     0s
+  jobs       0 pending, 0 running, 0 inactive
+  $ gantry instance info --uri unix:///home/alice/.gantry/main/socket --json
+  {"cores":8,"gpus":0,"jobs":{"inactive":0,"pending":0,"running":0},...}
+
+The instance is the one of GANTRY_URI (set inside an instance), else --uri.
+
+Exit status: 0 on success; 1 when the instance cannot be reached or refuses;
+2 on bad options, or when there is no GANTRY_URI and no --uri.)";
+
+constexpr std::string_view kShutdownExamples = R"(Examples:
+  $ uri=$(gantry start --daemon)
+  $ gantry shutdown --uri "$uri"
+  $ gantry start sh -c 'gantry shutdown'
+  gantry: instance.shutdown: the initial program is running (pid 41873); --force sends it SIGTERM and the instance ends with it
+
+Ends the instance of GANTRY_URI (set inside an instance), else of --uri, and
+returns once it has ended: its socket, and a temporary state directory, are
+gone. An instance with an initial program ends with that program: --force
+sends the program's process group SIGTERM.
+
+Exit status: 0 once the instance has ended; 1 when it cannot be reached or
+refuses; 2 on bad options, or when there is no GANTRY_URI and no --uri.)";
+
+// Where to connect: --uri, else GANTRY_URI. Problems here are the user's.
+std::optional<std::string> instance_uri(const std::optional<std::string>& option, int& exit_code) {
+    auto uri = option ? Result<std::string>(*option) : api::Client::default_uri();
+    if (!uri) {
+        exit_code = fail(uri.error());
+        return std::nullopt;
+    }
+    if (auto path = api::socket_path_of(*uri); !path) {
+        exit_code = fail(Error::in(option ? "--uri" : std::string(api::kUriVariable),
+                                   "expected unix:///PATH/TO/SOCKET", *uri));
+        return std::nullopt;
+    }
+    return *uri;
+}
+
+// Errors of the instance or of reaching it: runtime failures.
+int runtime_failure(const Error& error) {
+    fail(error);
+    return kExitRuntime;
+}
+
+// 42s, 3m07s, 2h03m07s, 4d02h03m.
+std::string uptime_text(double seconds) {
+    const auto total = static_cast<std::uint64_t>(std::max(0.0, std::floor(seconds)));
+    const auto days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60,
+               secs = total % 60;
+    std::ostringstream out;
+    out << std::setfill('0');
+    if (days > 0)
+        out << days << 'd' << std::setw(2) << hours << 'h' << std::setw(2) << minutes << 'm';
+    else if (hours > 0)
+        out << hours << 'h' << std::setw(2) << minutes << 'm' << std::setw(2) << secs << 's';
+    else if (minutes > 0)
+        out << minutes << 'm' << std::setw(2) << secs << 's';
+    else
+        out << secs << 's';
+    return out.str();
+}
+
+std::string number_text(const Json& value) {
+    return value.is_number() ? to_compact(value) : "-";
+}
+
+void print_info(const Json& info) {
+    const auto field = [&](std::string_view label, const std::string& value) {
+        std::cout << std::left << std::setw(11) << label << value << '\n';
+    };
+    const auto string_of = [&](const char* key) {
+        const auto found = info.find(key);
+        return found != info.end() && found->is_string() ? found->get<std::string>() : "-";
+    };
+    const auto number_of = [&](const char* key) {
+        const auto found = info.find(key);
+        return found != info.end() ? number_text(*found) : "-";
+    };
+    field("uri", string_of("uri"));
+    const Json owner = info.value("owner", Json::object());
+    field("owner", owner.value("name", std::string("-")) + " (uid " +
+                       number_text(owner.value("uid", Json())) + ")");
+    field("pid", number_of("pid"));
+    field("state-dir", string_of("state_dir"));
+    field("size", number_of("size"));
+    field("cores", number_of("cores"));
+    field("gpus", number_of("gpus"));
+    const auto uptime = info.find("uptime");
+    field("uptime", uptime != info.end() && uptime->is_number() ? uptime_text(uptime->get<double>())
+                                                                : std::string("-"));
+    const Json jobs = info.value("jobs", Json::object());
+    std::string counts;
+    for (const char* state : {"pending", "running", "inactive"})
+        counts +=
+            (counts.empty() ? "" : ", ") + number_text(jobs.value(state, Json())) + " " + state;
+    field("jobs", counts);
+}
+
+}  // namespace
+
+int instance_main(int argc, char** argv) {
+    CLI::App app("Ask a running instance about itself.", "instance");
+    app.footer(std::string(kInstanceExamples));
+    app.require_subcommand(1);
+    auto* info = app.add_subcommand("info",
+                                    "Print the instance's URI, owner, size, resources, "
+                                    "uptime and job counts");
+    info->footer(std::string(kInstanceExamples));
+    std::optional<std::string> uri_option;
+    bool json = false;
+    info->add_option("--uri", uri_option, "The instance's URI (default: $GANTRY_URI)")
+        ->type_name("URI");
+    info->add_flag("--json", json, "Print the instance.info reply as one line of JSON");
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+
+    int exit_code = kExitOk;
+    const auto uri = instance_uri(uri_option, exit_code);
+    if (!uri)
+        return exit_code;
+    auto client = api::Client::connect(*uri);
+    if (!client)
+        return runtime_failure(client.error());
+    const auto reply = client->call("instance.info");
+    if (!reply)
+        return runtime_failure(reply.error());
+    if (json)
+        std::cout << to_compact(*reply) << '\n';
+    else
+        print_info(*reply);
+    std::cout.flush();
+    return kExitOk;
+}
+
+int shutdown_main(int argc, char** argv) {
+    CLI::App app("End a running instance.", "shutdown");
+    app.footer(std::string(kShutdownExamples));
+    std::optional<std::string> uri_option;
+    bool force = false;
+    app.add_option("--uri", uri_option, "The instance's URI (default: $GANTRY_URI)")
+        ->type_name("URI");
+    app.add_flag("-f,--force", force,
+                 "With an initial program running: send its process group SIGTERM");
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+
+    int exit_code = kExitOk;
+    const auto uri = instance_uri(uri_option, exit_code);
+    if (!uri)
+        return exit_code;
+    auto client = api::Client::connect(*uri);
+    if (!client)
+        return runtime_failure(client.error());
+    if (const auto reply = client->call("instance.shutdown", {{"force", force}}); !reply)
+        return runtime_failure(reply.error());
+    if (auto closed = client->wait_closed(); !closed)
+        return runtime_failure(closed.error());
+    return kExitOk;
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,137 @@
+// `gantry start`: run an instance on this machine around an initial program,
+// or detached until `gantry shutdown`. Reference: docs/commands/start.md.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/instance.h"
+#include "cli/command.h"
+#include "formats/rset.h"
+
+namespace gantry::cli {
+
+namespace {
+
+constexpr std::string_view kDomain = "start";
+
+constexpr std::string_view kExamples = R"(Examples:
+  $ gantry start sh -c 'gantry instance info | head -1'
+  uri        unix:///tmp/gantry-Xq3lZ0/socket
+  $ gantry start sh -c 'exit 3'; echo $?
+  3
+  $ gantry start
+  (an interactive shell inside the instance; the instance ends with it)
+  $ uri=$(gantry start --daemon --state-dir ~/.gantry/main)
+  $ gantry instance info --uri "$uri"
+  $ gantry shutdown --uri "$uri"
+
+The initial program runs with GANTRY_URI set to the instance's URI, in its
+own process group; SIGINT, SIGTERM and SIGHUP sent to gantry are forwarded to
+that group. Without CMD, on a terminal, the initial program is $SHELL (else
+/bin/sh).
+
+Exit status: the initial program's (128+N when signal N killed it); with
+--daemon, 0 once the instance accepts connections. 1 when the instance
+cannot start (its state directory in use, no socket); 2 on bad options or a
+bad --resources file.)";
+
+struct Options {
+    std::optional<std::string> state_dir;
+    std::optional<std::string> resources;
+    bool daemon = false;
+};
+
+Error error(std::string message) {
+    return Error(std::string(kDomain), std::move(message));
+}
+
+// The inventory: the R file given, checked, or this machine.
+Result<ResourceSet> inventory(const std::optional<std::string>& path) {
+    if (!path)
+        return broker::local_inventory();
+    std::ifstream in(*path, std::ios::binary);
+    if (!in)
+        return error("--resources: cannot read " + *path + ": " + std::strerror(errno));
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    auto set = ResourceSet::parse(text);
+    if (!set)
+        return error("--resources " + *path + ": " + set.error().str());
+    if (set->empty())
+        return error("--resources " + *path + ": R has no execution target");
+    return set;
+}
+
+}  // namespace
+
+int start_main(int argc, char** argv) {
+    CLI::App app(
+        "Start an instance on this machine: a broker with its API socket, running CMD "
+        "as its initial program, or detached with --daemon.",
+        "start");
+    app.footer(std::string(kExamples));
+    // Everything from CMD on is CMD's, options included.
+    app.positionals_at_end();
+    Options options;
+    std::vector<std::string> command;
+    app.add_option("--state-dir", options.state_dir,
+                   "The instance's state directory, created (mode 0700) if missing and kept; "
+                   "default: a private temporary one, removed at the end")
+        ->type_name("DIR");
+    app.add_option("--resources", options.resources,
+                   "The instance's resources as an RFC 20 R document (default: this machine's "
+                   "cores and GPUs)")
+        ->type_name("R.json");
+    app.add_option("CMD", command,
+                   "The initial program and its arguments (default on a terminal: $SHELL)")
+        ->type_name("");
+    app.add_flag("--daemon", options.daemon,
+                 "Run without an initial program, detached, until `gantry shutdown`; print the "
+                 "URI once the instance accepts connections");
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+
+    if (options.daemon && !command.empty())
+        return fail(kDomain, "--daemon runs no initial program; CMD is not allowed with it");
+    if (!options.daemon && command.empty()) {
+        if (!::isatty(STDIN_FILENO))
+            return fail(kDomain,
+                        "no CMD given and stdin is not a terminal (give CMD, or use --daemon)");
+        const char* shell = std::getenv("SHELL");
+        command.push_back(shell && *shell ? shell : "/bin/sh");
+    }
+
+    auto resources = inventory(options.resources);
+    if (!resources) {
+        const int code = fail(resources.error());
+        return options.resources ? code : kExitRuntime;  // hwloc failing is no user error
+    }
+    broker::InstanceOptions instance{options.state_dir, std::move(*resources), std::move(command)};
+
+    if (options.daemon) {
+        std::cout.flush();
+        const auto uri = broker::start_daemon(std::move(instance));
+        if (!uri) {
+            fail(uri.error());
+            return kExitRuntime;
+        }
+        std::cout << *uri << std::endl;
+        return kExitOk;
+    }
+    const auto exit_code = broker::run_instance(std::move(instance));
+    if (!exit_code) {
+        fail(exit_code.error());
+        return kExitRuntime;
+    }
+    return *exit_code;
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,522 @@
+// `gantry start`, `gantry instance info` and `gantry shutdown` as real
+// processes: the initial program and its exit code, the daemon, state
+// directories and their lock, signals, and the API socket's peers.
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run_command.h"
+
+namespace gantry::test {
+namespace {
+
+using Json = nlohmann::json;
+using Lines = std::vector<std::string>;
+
+const std::string kGantry = gantry_binary();
+
+Lines lines_of(const std::string& text) {
+    Lines lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    return lines;
+}
+
+CommandResult run_sh(const std::string& script) {
+    return run_program({"sh", "-c", script});
+}
+
+std::string user_name() {
+    const passwd* entry = ::getpwuid(::getuid());
+    return entry ? entry->pw_name : std::to_string(::getuid());
+}
+
+mode_t mode_of(const std::string& path) {
+    struct stat status {};
+    return ::stat(path.c_str(), &status) == 0 ? status.st_mode & 07777 : 0;
+}
+
+bool exists(const std::string& path) {
+    struct stat status {};
+    return ::lstat(path.c_str(), &status) == 0;
+}
+
+// A process that has exited (gone, or a zombie nobody has reaped yet).
+bool ended(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    if (!std::getline(stat, text))
+        return true;
+    const auto paren = text.rfind(')');
+    return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
+}
+
+template <class Condition>
+bool eventually(Condition condition) {
+    for (int i = 0; i < 500; ++i) {
+        if (condition())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return condition();
+}
+
+// A scratch directory for one test, removed at its end.
+class ScratchDir {
+public:
+    ScratchDir() {
+        char path[] = "/tmp/gantry-start-test-XXXXXX";
+        if (::mkdtemp(path) != nullptr)
+            path_ = path;
+    }
+    ~ScratchDir() { std::filesystem::remove_all(path_); }
+    const std::string& path() const { return path_; }
+    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+// A daemon started with --state-dir, shut down at the end of the test if
+// the test did not.
+class Daemon {
+public:
+    explicit Daemon(std::string state_dir) : state_dir_(std::move(state_dir)) {
+        const auto result = run_gantry({"start", "--daemon", "--state-dir", state_dir_});
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(result.err, "");
+        EXPECT_EQ(result.out, "unix://" + state_dir_ + "/socket\n");
+        started_ = result.exit_code == 0;
+    }
+    ~Daemon() {
+        if (started_ && exists(socket()))
+            (void)run_gantry({"shutdown", "--uri", uri()});
+    }
+    std::string uri() const { return "unix://" + socket(); }
+    std::string socket() const { return state_dir_ + "/socket"; }
+    Json info() const {
+        const auto result = run_gantry({"instance", "info", "--uri", uri(), "--json"});
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return Json::parse(result.out, nullptr, false);
+    }
+    pid_t pid() const { return info().value("pid", pid_t{-1}); }
+
+private:
+    std::string state_dir_;
+    bool started_ = false;
+};
+
+// A connection made by hand; every read waits 10 s at most.
+class RawPeer {
+public:
+    explicit RawPeer(const std::string& path) {
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    }
+    ~RawPeer() { ::close(fd_); }
+    bool connected() const { return connected_; }
+    void send(const std::string& bytes) {
+        ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+                  static_cast<ssize_t>(bytes.size()));
+    }
+    std::string read_to_end() {
+        std::string text;
+        while (read_some(text)) {
+        }
+        return text;
+    }
+    // One line with its '\n'; empty at the end or on a timeout.
+    std::string read_line() {
+        for (;;) {
+            if (const auto newline = pending_.find('\n'); newline != std::string::npos) {
+                std::string line = pending_.substr(0, newline + 1);
+                pending_.erase(0, newline + 1);
+                return line;
+            }
+            if (!read_some(pending_))
+                return "";
+        }
+    }
+
+private:
+    bool read_some(std::string& into) {
+        pollfd ready{fd_, POLLIN, 0};
+        if (::poll(&ready, 1, 10000) != 1)
+            return false;
+        char block[4096];
+        const ssize_t n = ::read(fd_, block, sizeof block);
+        if (n <= 0)
+            return false;
+        into.append(block, static_cast<std::size_t>(n));
+        return true;
+    }
+
+    int fd_ = -1;
+    bool connected_ = false;
+    std::string pending_;
+};
+
+// The local machine's counts as `gantry R` reports them.
+std::string local_count(const std::string& type) {
+    const auto result =
+        run_sh(kGantry + " R encode --local | " + kGantry + " R decode --count " + type);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return lines_of(result.out).at(0);
+}
+
+// --- The initial program -----------------------------------------------------
+
+TEST(Start, InitialProgramSeesTheInstanceThroughGantryUri) {
+    ScratchDir tmp;
+    const auto result = run_program(
+        {"env", "TMPDIR=" + tmp.path(), kGantry, "start", "sh", "-c",
+         "echo \"$GANTRY_URI\"; dir=${GANTRY_URI#unix://}; stat -c %a \"${dir%/socket}\"; " +
+             kGantry + " instance info"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    const Lines lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 11u) << result.out;
+    const std::regex uri_form("unix://" + tmp.path() + "/gantry-[A-Za-z0-9]{6}/socket");
+    ASSERT_TRUE(std::regex_match(lines[0], uri_form)) << lines[0];
+    const std::string uri = lines[0];
+    const std::string dir = uri.substr(7, uri.size() - 7 - 7);
+    EXPECT_EQ(lines[1], "700");
+    EXPECT_EQ(lines[2], "uri        " + uri);
+    EXPECT_EQ(lines[3], "owner      " + user_name() + " (uid " + std::to_string(::getuid()) + ")");
+    EXPECT_TRUE(std::regex_match(lines[4], std::regex("pid        [1-9][0-9]*"))) << lines[4];
+    EXPECT_EQ(lines[5], "state-dir  " + dir);
+    EXPECT_EQ(lines[6], "size       1");
+    EXPECT_EQ(lines[7], "cores      " + local_count("core"));
+    EXPECT_EQ(lines[8], "gpus       " + local_count("gpu"));
+    EXPECT_TRUE(std::regex_match(lines[9], std::regex("uptime     [0-9]s"))) << lines[9];
+    EXPECT_EQ(lines[10], "jobs       0 pending, 0 running, 0 inactive");
+    // The temporary state directory went with the instance.
+    EXPECT_FALSE(exists(dir)) << dir;
+}
+
+TEST(Start, InfoAsJsonWithTheResourcesGiven) {
+    ScratchDir tmp;
+    const auto encoded = run_gantry({"R", "encode", "--ranks", "0-3", "--cores", "0-7", "--gpus",
+                                     "0-1", "--hosts", "node[0-3]"});
+    ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
+    std::ofstream(tmp / "R.json") << encoded.out;
+    const auto result = run_gantry({"start", "--state-dir", tmp / "state", "--resources",
+                                    tmp / "R.json", "sh", "-c", kGantry + " instance info --json"});
+    EXPECT_EQ(result.err, "");
+    ASSERT_EQ(result.exit_code, 0);
+    const Json info = Json::parse(result.out);
+    EXPECT_EQ(info["uri"], "unix://" + tmp.path() + "/state/socket");
+    EXPECT_EQ(info["state_dir"], tmp.path() + "/state");
+    EXPECT_EQ(info["owner"], (Json{{"uid", ::getuid()}, {"name", user_name()}}));
+    EXPECT_EQ(info["size"], 4);
+    EXPECT_EQ(info["cores"], 32);
+    EXPECT_EQ(info["gpus"], 8);
+    EXPECT_EQ(info["jobs"], (Json{{"pending", 0}, {"running", 0}, {"inactive", 0}}));
+    EXPECT_TRUE(info["pid"].is_number_integer());
+    EXPECT_TRUE(info["uptime"].is_number());
+    EXPECT_EQ(info.size(), 9u) << result.out;
+    // A state directory given is created 0700 and kept, without its socket.
+    EXPECT_EQ(mode_of(tmp / "state"), 0700u);
+    EXPECT_TRUE(exists(tmp / "state/lock"));
+    EXPECT_FALSE(exists(tmp / "state/socket"));
+}
+
+TEST(Start, ExitCodeIsTheInitialProgramsExitCode) {
+    ScratchDir tmp;
+    auto result = run_gantry({"start", "--state-dir", tmp.path(), "sh", "-c", "exit 3"});
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.out + result.err, "");
+    result = run_gantry({"start", "sh", "-c", "kill -9 $$"});
+    EXPECT_EQ(result.exit_code, 137);
+    EXPECT_EQ(result.out + result.err, "");
+    result = run_gantry({"start", "--", "true"});
+    EXPECT_EQ(result.exit_code, 0);
+    expect_gantry({"start", "/nonexistent/program", "arg"}, "", "",
+                  "gantry: initial program: /nonexistent/program: No such file or directory\n",
+                  127);
+}
+
+TEST(Start, ArgumentsAfterTheCommandAreItsOwn) {
+    expect_gantry({"start", "echo", "--daemon", "--state-dir", "-x"}, "",
+                  "--daemon --state-dir -x\n", "", 0);
+}
+
+TEST(Start, NoCommandNeedsATerminal) {
+    expect_gantry(
+        {"start"}, "", "",
+        "gantry: start: no CMD given and stdin is not a terminal (give CMD, or use --daemon)\n", 2);
+    expect_gantry({"start", "--daemon", "true"}, "", "",
+                  "gantry: start: --daemon runs no initial program; CMD is not allowed with it\n",
+                  2);
+}
+
+TEST(Start, BadResourcesAreRefused) {
+    ScratchDir tmp;
+    expect_gantry({"start", "--resources", "/nonexistent/R.json", "true"}, "", "",
+                  "gantry: start: --resources: cannot read /nonexistent/R.json: No such file or "
+                  "directory\n",
+                  2);
+    std::ofstream(tmp / "bad.json") << "{\"version\":1}";
+    const auto result = run_gantry({"start", "--resources", tmp / "bad.json", "true"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_TRUE(
+        result.err.starts_with("gantry: start: --resources " + (tmp / "bad.json") + ": R: "))
+        << result.err;
+    EXPECT_EQ(result.out, "");
+}
+
+TEST(Start, OptionsAndHelp) {
+    auto result = run_gantry({"start", "--help"});
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_TRUE(result.out.starts_with("Start an instance on this machine")) << result.out;
+    EXPECT_NE(result.out.find("Examples:"), std::string::npos);
+    expect_gantry({"start", "--bogus"}, "", "",
+                  "gantry: start: The following argument was not expected: --bogus\n", 2);
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"shutdown", "--help"}, {"instance", "--help"}, {"instance", "info", "--help"}}) {
+        result = run_gantry(args);
+        EXPECT_EQ(result.exit_code, 0) << args[0];
+        EXPECT_NE(result.out.find("Examples:"), std::string::npos) << args[0];
+    }
+    expect_gantry({"shutdown", "--bogus"}, "", "",
+                  "gantry: shutdown: The following argument was not expected: --bogus\n", 2);
+    expect_gantry({"instance"}, "", "", "gantry: instance: A subcommand is required\n", 2);
+}
+
+// --- The daemon ----------------------------------------------------------------
+
+TEST(StartDaemon, PrintsItsUriAndRunsUntilShutdown) {
+    ScratchDir tmp;
+    const std::string dir = tmp / "a/state";
+    Daemon daemon(dir);
+    EXPECT_EQ(mode_of(dir), 0700u);
+    const pid_t pid = daemon.pid();
+    ASSERT_GT(pid, 0);
+    EXPECT_FALSE(ended(pid));
+    const auto info = run_gantry({"instance", "info", "--uri", daemon.uri()});
+    EXPECT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_EQ(lines_of(info.out).at(0), "uri        " + daemon.uri());
+    EXPECT_EQ(lines_of(info.out).at(2), "pid        " + std::to_string(pid));
+
+    expect_gantry({"shutdown", "--uri", daemon.uri()}, "", "", "", 0);
+    // Gone by the time shutdown returns: the socket; the directory stays.
+    EXPECT_FALSE(exists(daemon.socket()));
+    EXPECT_TRUE(exists(dir));
+    EXPECT_TRUE(eventually([&] { return ended(pid); }));
+    expect_gantry({"instance", "info", "--uri", daemon.uri()}, "", "",
+                  "gantry: cannot connect to " + daemon.uri() + ": No such file or directory\n", 1);
+}
+
+TEST(StartDaemon, ReturnsToCommandSubstitutionAndCleansItsTemporaryDir) {
+    const auto result =
+        run_sh("uri=$(" + kGantry + " start --daemon) || exit 9; " + kGantry +
+               " instance info --uri \"$uri\" | head -1; dir=${uri#unix://}; dir=${dir%/socket}; "
+               "stat -c %a \"$dir\"; GANTRY_URI=$uri " +
+               kGantry + " shutdown; echo \"shutdown $?\"; test -e \"$dir\" || echo removed");
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    const Lines lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 4u) << result.out;
+    EXPECT_TRUE(std::regex_match(lines[0], std::regex("uri        unix:///.*/gantry-.{6}/socket")))
+        << lines[0];
+    EXPECT_EQ(lines[1], "700");
+    EXPECT_EQ(lines[2], "shutdown 0");
+    EXPECT_EQ(lines[3], "removed");
+}
+
+TEST(StartDaemon, SecondBrokerOnTheSameDirIsRefused) {
+    ScratchDir tmp;
+    const std::string dir = tmp / "state";
+    {
+        Daemon daemon(dir);
+        const std::string refusal = "gantry: instance: state directory " + dir +
+                                    " is in use by another instance (pid " +
+                                    std::to_string(daemon.pid()) + ")\n";
+        expect_gantry({"start", "--daemon", "--state-dir", dir}, "", "", refusal, 1);
+        expect_gantry({"start", "--state-dir", dir, "true"}, "", "", refusal, 1);
+        // The first one is untouched.
+        EXPECT_EQ(daemon.info().value("state_dir", ""), dir);
+        expect_gantry({"shutdown", "--uri", daemon.uri()}, "", "", "", 0);
+    }
+    // Free again once it has ended.
+    expect_gantry({"start", "--state-dir", dir, "true"}, "", "", "", 0);
+}
+
+TEST(StartDaemon, SigtermEndsItCleanly) {
+    ScratchDir tmp;
+    Daemon daemon(tmp / "state");
+    const pid_t pid = daemon.pid();
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    EXPECT_TRUE(eventually([&] { return ended(pid); }));
+    EXPECT_FALSE(exists(daemon.socket()));
+}
+
+// Connects as uid 65534 from a forked child and returns what the broker
+// sent before closing.
+std::string connect_as_nobody(const std::string& socket_path) {
+    int out[2];
+    if (::pipe(out) != 0)
+        return "pipe failed";
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(out[0]);
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0)
+            ::_exit(2);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+            ::_exit(3);
+        char block[4096];
+        ssize_t n;
+        while ((n = ::read(fd, block, sizeof block)) > 0)
+            if (::write(out[1], block, static_cast<std::size_t>(n)) != n)
+                ::_exit(4);
+        ::_exit(0);
+    }
+    ::close(out[1]);
+    std::string text;
+    char block[4096];
+    ssize_t n;
+    while ((n = ::read(out[0], block, sizeof block)) > 0)
+        text.append(block, static_cast<std::size_t>(n));
+    ::close(out[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return "child failed: " + std::to_string(status);
+    return text;
+}
+
+TEST(StartDaemon, PeerOfAnotherUidIsRefused) {
+    if (::getuid() != 0)
+        GTEST_SKIP() << "needs root to become another uid";
+    ScratchDir tmp;
+    ::chmod(tmp.path().c_str(), 0755);
+    Daemon daemon(tmp / "state");
+    // Open the 0700 directory and the socket, so that only the broker's
+    // credentials check stands in the way.
+    ::chmod((tmp / "state").c_str(), 0755);
+    ::chmod(daemon.socket().c_str(), 0777);
+    EXPECT_EQ(connect_as_nobody(daemon.socket()),
+              "{\"error\":{\"message\":\"gantry: instance of uid 0: connection refused for uid "
+              "65534\"}}\n");
+    EXPECT_EQ(daemon.info().value("uri", ""), daemon.uri());
+}
+
+TEST(StartDaemon, GarbageEndsThatClientOnly) {
+    ScratchDir tmp;
+    Daemon daemon(tmp / "state");
+    RawPeer bad(daemon.socket());
+    RawPeer good(daemon.socket());
+    ASSERT_TRUE(bad.connected());
+    ASSERT_TRUE(good.connected());
+    bad.send("{\"id\":1,\"method\":\"instance.info\"\n");
+    EXPECT_EQ(
+        bad.read_to_end(),
+        "{\"error\":{\"message\":\"gantry: api: malformed request: invalid JSON at offset "
+        "32 in "
+        "\\\"{\\\\\\\"id\\\\\\\":1,\\\\\\\"method\\\\\\\":\\\\\\\"instance.info\\\\\\\"\\\"\"}}\n");
+    good.send("{\"id\":41,\"method\":\"instance.info\"}\n{\"id\":42,\"method\":\"no.such\"}\n");
+    const std::string first = good.read_line();
+    EXPECT_TRUE(first.starts_with("{\"id\":41,\"result\":{\"cores\":")) << first;
+    EXPECT_EQ(
+        good.read_line(),
+        "{\"id\":42,\"error\":{\"message\":\"gantry: api: unknown method \\\"no.such\\\"\"}}\n");
+}
+
+// --- Shutdown and signals with an initial program ------------------------------
+
+TEST(StartShutdown, RefusedWhileTheInitialProgramRuns) {
+    const auto result =
+        run_gantry({"start", "sh", "-c", kGantry + " shutdown; echo \"shutdown $?\""});
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out, "shutdown 1\n");
+    EXPECT_TRUE(std::regex_match(
+        result.err,
+        std::regex("gantry: instance\\.shutdown: the initial program is running \\(pid [0-9]+\\); "
+                   "--force sends it SIGTERM and the instance ends with it\n")))
+        << result.err;
+}
+
+TEST(StartShutdown, ForceTerminatesTheInitialProgram) {
+    ScratchDir tmp;
+    const std::string dir = tmp / "state";
+    const auto result = run_sh(kGantry + " start --state-dir " + dir + " sleep 60 & while [ ! -S " +
+                               dir + "/socket ]; do sleep 0.01; done; " + kGantry +
+                               " shutdown --force --uri unix://" + dir +
+                               "/socket; echo \"shutdown $?\"; wait $!; echo \"start $?\"; "
+                               "test -e " +
+                               dir + "/socket || echo gone");
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.out, "shutdown 0\nstart 143\ngone\n");
+}
+
+TEST(StartSignals, TermAndIntGoToTheInitialProgram) {
+    ScratchDir tmp;
+    for (const std::string signal : {"TERM", "INT"}) {
+        const std::string dir = tmp / signal;
+        // The signal goes to the program's whole process group, the
+        // background sleep included (which ignores SIGINT, as a
+        // non-interactive shell's background jobs do).
+        const std::string program = "trap 'echo got " + signal +
+                                    "; kill \\$! 2>/dev/null; exit 5' " + signal +
+                                    "; sleep 60 >/dev/null 2>&1 & touch " + dir + "/ready; wait";
+        const auto result =
+            run_sh(kGantry + " start --state-dir " + dir + " sh -c \"" + program +
+                   "\" & while [ ! -e " + dir + "/ready ]; do sleep 0.01; done; kill -" + signal +
+                   " $!; wait $!; echo \"start $?\"");
+        EXPECT_EQ(result.err, "") << signal;
+        EXPECT_EQ(result.out, "got " + signal + "\nstart 5\n") << signal;
+        EXPECT_FALSE(exists(dir + "/socket")) << signal;
+    }
+}
+
+// --- Outside an instance -------------------------------------------------------
+
+TEST(InstanceInfo, OutsideAnInstance) {
+    const std::string message =
+        "gantry: not inside an instance (GANTRY_URI is not set); give --uri\n";
+    for (const std::string command : {"instance info", "shutdown"}) {
+        const auto result = run_sh("unset GANTRY_URI; " + kGantry + " " + command);
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, message) << command;
+        EXPECT_EQ(result.out, "") << command;
+    }
+    expect_gantry({"instance", "info", "--uri", "unix:///x/socket"}, "", "",
+                  "gantry: cannot connect to unix:///x/socket: No such file or directory\n", 1);
+    expect_gantry({"shutdown", "--uri", "unix:///x/socket"}, "", "",
+                  "gantry: cannot connect to unix:///x/socket: No such file or directory\n", 1);
+    expect_gantry({"instance", "info", "--uri", "/x/socket"}, "", "",
+                  "gantry: --uri: expected unix:///PATH/TO/SOCKET in \"/x/socket\"\n", 2);
+    const auto result = run_sh("GANTRY_URI=tcp://x " + kGantry + " instance info");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "gantry: GANTRY_URI: expected unix:///PATH/TO/SOCKET in \"tcp://x\"\n");
+}
+
+}  // namespace
+}  // namespace gantry::test
