@@ -119,7 +119,7 @@ public:
         int busy_timeout_ms = 5000;  // how long a write waits for another writer
         // append_output() writes its buffer once it holds this many bytes;
         // 0 writes every chunk at once.
-        std::size_t output_buffer_bytes = std::size_t{4} << 20;
+        std::size_t output_buffer_bytes = std::size_t{1} << 20;
         bool read_only = false;  // never writes; the schema must exist
     };
 

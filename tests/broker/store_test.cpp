@@ -378,6 +378,21 @@ TEST_F(StoreTest, OutputIsBufferedUntilFlushedOrTheBufferIsFull) {
               (std::vector<OutputChunk>{{6, O::Stdout, 2, "bye"}}));
 }
 
+// A failed write of the buffer reports the job and SQLite's message, and
+// drops what was buffered.
+TEST_F(StoreTest, FailedOutputWriteIsReportedAndDropped) {
+    Store store = open();
+    const JobId id = store.create_job(new_job("j", 1)).value();
+    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "lost").ok());
+    raw_exec("DELETE FROM events; DELETE FROM jobs");  // behind the store's back
+    EXPECT_EQ(error_of(store.flush()),
+              "store: appending output to job 1 failed: FOREIGN KEY constraint failed");
+    EXPECT_EQ(store.buffered_output_bytes(), 0u);
+    EXPECT_TRUE(store.flush().ok());
+    EXPECT_EQ(raw_value("SELECT count(*) FROM output"), "0");
+    EXPECT_EQ(store.create_job(new_job("k", 2)).value(), 2u);
+}
+
 TEST_F(StoreTest, ListFiltersNewestFirst) {
     Store store = open();
     ASSERT_EQ(store.create_job(new_job("a", 1, 100)).value(), 1u);
