@@ -525,9 +525,12 @@ struct Store::Impl {
             return failure(what, "its schema version " + std::to_string(found) +
                                      " is newer than this gantry's (" +
                                      std::to_string(kSchemaVersion) + "): use a newer gantry");
-        if (found < 1 || count < 4)
+        if (found != kSchemaVersion)
             return failure(
                 what, "its schema version " + std::to_string(found) + " is not one gantry knows");
+        if (count < 4)
+            return failure(what, "it lacks tables of a job store (schema version " +
+                                     std::to_string(found) + ")");
         return {};
     }
 };

@@ -659,6 +659,14 @@ TEST_F(StoreTest, OtherSqliteDatabaseIsRefused) {
     EXPECT_EQ(error_of(Store::open(path_)),
               "store: opening \"" + path_.string() +
                   "\" failed: it is an SQLite database but not a job store");
+    raw_exec("PRAGMA user_version = 1");
+    EXPECT_EQ(error_of(Store::open(path_)),
+              "store: opening \"" + path_.string() +
+                  "\" failed: it lacks tables of a job store (schema version 1)");
+    raw_exec("PRAGMA user_version = -3");
+    EXPECT_EQ(error_of(Store::open(path_)),
+              "store: opening \"" + path_.string() +
+                  "\" failed: its schema version -3 is not one gantry knows");
 }
 
 TEST_F(StoreTest, CorruptFileIsRefusedWithOneMessage) {
