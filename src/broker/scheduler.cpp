@@ -16,6 +16,7 @@ using scheduler_detail::Piece;
 using scheduler_detail::Placement;
 using scheduler_detail::Pool;
 using scheduler_detail::Shape;
+using scheduler_detail::ShapeTable;
 
 namespace {
 
@@ -73,22 +74,27 @@ IdSet lowest(const IdSet& set, std::uint64_t count) {
     return set & IdSet::range(*set.first(), *set.nth(count - 1));
 }
 
-std::uint64_t cores_needed(const Shape& shape) {
-    const std::uint64_t slots =
-        shape.nodes > 0 ? std::uint64_t{shape.nodes} * shape.slots : shape.slots;
-    return slots * shape.cores;
+std::uint64_t slots_needed(const Shape& shape) {
+    return shape.nodes > 0 ? std::uint64_t{shape.nodes} * shape.slots : shape.slots;
+}
+
+// What the pool's totals already rule out.
+bool too_few(const Pool& pool, const Shape& shape) {
+    return slots_needed(shape) * shape.cores > pool.free_cores ||
+           slots_needed(shape) * shape.gpus > pool.free_gpus ||
+           (shape.exclusive && shape.nodes > pool.whole_nodes);
 }
 
 // First fit of `shape` in `pool`, in rank order: without a node count, as
 // many slots on each node as it holds (packing); with one, the first
 // `shape.nodes` nodes that hold `shape.slots` slots each (whole when exclusive).
 std::optional<Placement> fit(const Pool& pool, const Shape& shape) {
-    if (cores_needed(shape) > pool.free_cores)
+    if (too_few(pool, shape))
         return std::nullopt;
     Placement placement;
     if (shape.nodes == 0) {
         std::uint64_t remaining = shape.slots;
-        for (std::size_t i = 0; i < pool.nodes.size() && remaining > 0; ++i) {
+        for (std::size_t i = pool.first_with_cores; i < pool.nodes.size() && remaining > 0; ++i) {
             const Node& node = pool.nodes[i];
             const std::uint64_t slots = std::min(slots_on(node, shape), remaining);
             if (slots == 0)
@@ -103,7 +109,8 @@ std::optional<Placement> fit(const Pool& pool, const Shape& shape) {
     }
     const std::uint64_t cores = std::uint64_t{shape.slots} * shape.cores;
     const std::uint64_t gpus = std::uint64_t{shape.slots} * shape.gpus;
-    for (std::size_t i = 0; i < pool.nodes.size() && placement.size() < shape.nodes; ++i) {
+    for (std::size_t i = pool.first_with_cores;
+         i < pool.nodes.size() && placement.size() < shape.nodes; ++i) {
         const Node& node = pool.nodes[i];
         if (shape.exclusive) {
             if (whole(node) && node.ncores >= cores && node.ngpus >= gpus)
@@ -117,10 +124,6 @@ std::optional<Placement> fit(const Pool& pool, const Shape& shape) {
     return placement;
 }
 
-bool contains(const std::set<Shape>& shapes, const Shape& shape) {
-    return shapes.find(shape) != shapes.end();
-}
-
 }  // namespace
 
 namespace scheduler_detail {
@@ -128,20 +131,55 @@ namespace scheduler_detail {
 void Pool::take(const Placement& placement) {
     for (const Piece& piece : placement) {
         Node& node = nodes[piece.node];
-        const std::uint64_t before = node.cores.count();
+        const std::uint64_t cores = node.cores.count();
+        const std::uint64_t gpus = node.gpus.count();
+        whole_nodes -= whole(node);
         node.cores -= piece.cores;
         node.gpus -= piece.gpus;
-        free_cores -= before - node.cores.count();
+        whole_nodes += whole(node);
+        free_cores -= cores - node.cores.count();
+        free_gpus -= gpus - node.gpus.count();
     }
+    while (first_with_cores < nodes.size() && nodes[first_with_cores].cores.empty())
+        ++first_with_cores;
 }
 
 void Pool::give(const Placement& placement) {
     for (const Piece& piece : placement) {
         Node& node = nodes[piece.node];
-        const std::uint64_t before = node.cores.count();
+        const std::uint64_t cores = node.cores.count();
+        const std::uint64_t gpus = node.gpus.count();
+        whole_nodes -= whole(node);
         node.cores |= piece.cores;
         node.gpus |= piece.gpus;
-        free_cores += node.cores.count() - before;
+        whole_nodes += whole(node);
+        free_cores += node.cores.count() - cores;
+        free_gpus += node.gpus.count() - gpus;
+        if (!node.cores.empty())
+            first_with_cores = std::min(first_with_cores, piece.node);
+    }
+}
+
+std::uint32_t ShapeTable::acquire(const Shape& shape) {
+    auto [it, added] = ids_.emplace(shape, std::uint32_t(shapes_.size()));
+    if (added) {
+        if (!unused_.empty()) {
+            it->second = unused_.back();
+            unused_.pop_back();
+            shapes_[it->second] = shape;
+        } else {
+            shapes_.push_back(shape);
+            jobs_.push_back(0);
+        }
+    }
+    ++jobs_[it->second];
+    return it->second;
+}
+
+void ShapeTable::release(std::uint32_t id) {
+    if (--jobs_[id] == 0) {
+        ids_.erase(shapes_[id]);
+        unused_.push_back(id);
     }
 }
 
@@ -181,7 +219,12 @@ Scheduler::Scheduler(ResourceSet inventory) : inventory_(std::move(inventory)) {
         empty_.nodes.push_back(
             {rank, target.cores.count(), target.gpus.count(), target.cores, target.gpus});
         empty_.free_cores += target.cores.count();
+        empty_.free_gpus += target.gpus.count();
     }
+    empty_.whole_nodes = empty_.nodes.size();
+    while (empty_.first_with_cores < empty_.nodes.size() &&
+           empty_.nodes[empty_.first_with_cores].cores.empty())
+        ++empty_.first_with_cores;
     pool_ = empty_;
 }
 
@@ -232,7 +275,7 @@ Status Scheduler::feasible(const Request& request) const {
 }
 
 Status Scheduler::add(const PendingJob& job) {
-    if (jobs_.count(job.id))
+    if (pending_.count(job.id))
         return error(job_str(job.id) + " is already pending");
     if (running_.count(job.id))
         return error(job_str(job.id) + " is already running");
@@ -240,45 +283,51 @@ Status Scheduler::add(const PendingJob& job) {
         return error("urgency " + std::to_string(job.urgency) + " is not in 0-31");
     if (auto status = feasible(job.request); !status)
         return status.error();
-    const std::uint64_t seq = next_seq_++;
-    jobs_.emplace(job.id, Queued{job, to_shape(job.request).value(), seq});
-    queue_.emplace(QueueKey{job.urgency, seq}, job.id);
+    const QueueKey key{job.urgency, next_seq_++};
+    queue_.emplace(key, Queued{job, shapes_.acquire(to_shape(job.request).value())});
+    pending_.emplace(job.id, key);
     return {};
 }
 
+void Scheduler::dequeue(std::map<QueueKey, Queued>::iterator it) {
+    shapes_.release(it->second.shape);
+    pending_.erase(it->second.job.id);
+    queue_.erase(it);
+}
+
 Status Scheduler::remove(JobId id) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end())
+    auto it = pending_.find(id);
+    if (it == pending_.end())
         return error(job_str(id) + " is not pending");
-    queue_.erase(QueueKey{it->second.job.urgency, it->second.seq});
-    jobs_.erase(it);
+    dequeue(queue_.find(it->second));
     return {};
 }
 
 Status Scheduler::set_urgency(JobId id, int urgency) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end())
+    auto it = pending_.find(id);
+    if (it == pending_.end())
         return error(job_str(id) + " is not pending");
     if (urgency < kUrgencyHold || urgency > kUrgencyExpedite)
         return error("urgency " + std::to_string(urgency) + " is not in 0-31");
-    Queued& queued = it->second;
-    queue_.erase(QueueKey{queued.job.urgency, queued.seq});
-    queued.job.urgency = urgency;
-    queue_.emplace(QueueKey{urgency, queued.seq}, id);
+    auto node = queue_.extract(it->second);
+    it->second.urgency = urgency;
+    node.key() = it->second;
+    node.mapped().job.urgency = urgency;
+    queue_.insert(std::move(node));
     return {};
 }
 
 std::vector<JobId> Scheduler::pending() const {
     std::vector<JobId> ids;
     ids.reserve(queue_.size());
-    for (const auto& [key, id] : queue_)
-        ids.push_back(id);
+    for (const auto& [key, queued] : queue_)
+        ids.push_back(queued.job.id);
     return ids;
 }
 
 const PendingJob* Scheduler::find_pending(JobId id) const {
-    auto it = jobs_.find(id);
-    return it == jobs_.end() ? nullptr : &it->second.job;
+    auto it = pending_.find(id);
+    return it == pending_.end() ? nullptr : &queue_.at(it->second).job;
 }
 
 std::vector<JobId> Scheduler::running() const {
@@ -294,25 +343,57 @@ const Allocation* Scheduler::find_running(JobId id) const {
     return it == running_.end() ? nullptr : &it->second.allocation;
 }
 
-// The earliest time `head` fits, running jobs ending in order of their end
-// times, and where it fits then; never, if only unlimited jobs stand in its
-// way, and then its fit in the whole inventory.
-Scheduler::Head Scheduler::reserve(const Queued& head, double now) const {
+// The earliest time `head` fits, running jobs ending at their end times,
+// and where it fits then; never, if only unlimited jobs stand in its way, and
+// then its fit in the whole inventory.
+//
+// Whether it fits only grows as jobs end, so the end times are searched by
+// galloping then halving: O(log n) fits rather than one per end time. The
+// ended jobs are given to pool_ and taken back, which leaves it as it was.
+Scheduler::Head Scheduler::reserve(const Queued& head, double now) {
     std::vector<const Running*> ending;
     for (const auto& [id, job] : running_)
         if (job.end != kNever)
             ending.push_back(&job);
     std::stable_sort(ending.begin(), ending.end(),
                      [](const Running* a, const Running* b) { return a->end < b->end; });
-    Pool future = pool_;
-    for (std::size_t i = 0; i < ending.size();) {
-        const double end = ending[i]->end;
-        for (; i < ending.size() && ending[i]->end == end; ++i)
-            future.give(ending[i]->placement);
-        if (auto placement = fit(future, head.shape))
-            return {head.job.id, std::max(end, now), std::move(*placement)};
+    // groups[k]: how many jobs have ended once the k+1-th distinct end time has passed.
+    std::vector<std::size_t> groups;
+    for (std::size_t i = 0; i < ending.size(); ++i)
+        if (i + 1 == ending.size() || ending[i + 1]->end != ending[i]->end)
+            groups.push_back(i + 1);
+    const Shape& shape = shapes_[head.shape];
+    std::size_t ended = 0;                      // jobs of `ending` given to pool_
+    auto fits_after = [&](std::size_t count) {  // after `count` end times
+        const std::size_t target = count == 0 ? 0 : groups[count - 1];
+        for (; ended < target; ++ended)
+            pool_.give(ending[ended]->placement);
+        for (; ended > target; --ended)
+            pool_.take(ending[ended - 1]->placement);
+        return fit(pool_, shape);
+    };
+    // It does not fit now (count 0); find the least count that fits.
+    std::size_t misses = 0;
+    std::size_t fits = 1;
+    while (fits <= groups.size() && !fits_after(fits)) {
+        misses = fits;
+        fits *= 2;
     }
-    auto placement = fit(empty_, head.shape);
+    if (fits > groups.size())
+        fits = misses < groups.size() && fits_after(groups.size()) ? groups.size() : 0;
+    std::optional<Placement> placement;
+    if (fits > 0) {
+        while (fits - misses > 1) {
+            const std::size_t middle = misses + (fits - misses) / 2;
+            (fits_after(middle) ? fits : misses) = middle;
+        }
+        placement = fits_after(fits);
+    }
+    fits_after(0);
+    if (placement)
+        return {head.job.id, std::max(ending[groups[fits - 1] - 1]->end, now),
+                std::move(*placement)};
+    placement = fit(empty_, shape);
     return {head.job.id, kNever, placement ? std::move(*placement) : Placement{}};
 }
 
@@ -320,28 +401,34 @@ std::vector<Allocation> Scheduler::schedule(double now) {
     reservation_.reset();
     std::vector<Allocation> started;
     std::optional<Head> head;
-    Pool outside;                    // free now and not reserved for the head
-    std::set<Shape> misfit;          // shapes that do not fit in pool_
-    std::set<Shape> misfit_outside;  // shapes that do not fit in `outside`
+    Pool outside;  // free now and not reserved for the head
+    // Per shape: it did not fit in pool_ (kMissed) or in `outside` (kMissedOutside).
     // Both pools only shrink during a pass, so a shape that missed once misses again.
+    constexpr std::uint8_t kMissed = 1;
+    constexpr std::uint8_t kMissedOutside = 2;
+    std::vector<std::uint8_t> missed(shapes_.size(), 0);
+    auto block = [&](const Queued& queued) {
+        head = reserve(queued, now);
+        outside = pool_;
+        outside.take(head->placement);
+    };
     // Every slot has a core: with none free, only the head's reservation is left to find.
     for (auto it = queue_.begin(); it != queue_.end() && !(head && pool_.free_cores == 0);) {
-        const Queued& queued = jobs_.at(it->second);
-        const Shape& shape = queued.shape;
-        // A shape in `misfit` was recorded at or after the head, so there is a head.
+        const Queued& queued = it->second;
+        std::uint8_t& shape_missed = missed[queued.shape];
+        // A shape that missed pool_ did so at or after the head, so there is a head.
         if (queued.job.urgency == kUrgencyHold || queued.job.begin_time > now ||
-            contains(misfit, shape)) {
+            (shape_missed & kMissed)) {
             ++it;
             continue;
         }
+        const Shape& shape = shapes_[queued.shape];
         std::optional<Placement> placement;
         if (!head) {
             placement = fit(pool_, shape);
             if (!placement) {
-                misfit.insert(shape);
-                head = reserve(queued, now);
-                outside = pool_;
-                outside.take(head->placement);
+                shape_missed |= kMissed;
+                block(queued);
                 ++it;
                 continue;
             }
@@ -351,12 +438,12 @@ std::vector<Allocation> Scheduler::schedule(double now) {
             if (std::isfinite(head->time) && limit > 0 && now + limit <= head->time) {
                 placement = fit(pool_, shape);
                 if (!placement)
-                    misfit.insert(shape);
+                    shape_missed |= kMissed;
             }
-            if (!placement && !contains(misfit_outside, shape)) {
+            if (!placement && !(shape_missed & kMissedOutside)) {
                 placement = fit(outside, shape);
                 if (!placement)
-                    misfit_outside.insert(shape);
+                    shape_missed |= kMissedOutside;
             }
             if (!placement) {
                 ++it;
@@ -365,8 +452,7 @@ std::vector<Allocation> Scheduler::schedule(double now) {
             outside.take(*placement);
         }
         started.push_back(start(queued, std::move(*placement), now));
-        jobs_.erase(it->second);
-        it = queue_.erase(it);
+        dequeue(it++);
     }
     if (head)
         reservation_ = Reservation{head->id, head->time, to_R(head->placement)};
@@ -376,13 +462,9 @@ std::vector<Allocation> Scheduler::schedule(double now) {
 Allocation Scheduler::start(const Queued& queued, Placement placement, double now) {
     const double limit = queued.job.request.time_limit;
     pool_.take(placement);
-    Allocation allocation{queued.job.id, to_R(placement), now, limit > 0 ? now + limit : 0};
-    allocation.R.set_window(now, allocation.end).value();
-    const Shape& shape = queued.shape;
-    Json document = allocation.R.to_json();
-    document["execution"]["nslots"] =
-        shape.nodes > 0 ? std::uint64_t{shape.nodes} * shape.slots : shape.slots;
-    allocation.R = ResourceSet::from_json(document).value();
+    const double end = limit > 0 ? now + limit : 0;
+    Allocation allocation{queued.job.id,
+                          to_R(placement, slots_needed(shapes_[queued.shape]), now, end), now, end};
     Running job{allocation, std::move(placement), limit > 0 ? allocation.end : kNever};
     running_.emplace(queued.job.id, std::move(job));
     return allocation;
@@ -398,7 +480,7 @@ Status Scheduler::release(JobId id) {
 }
 
 Status Scheduler::restore(JobId id, const ResourceSet& R, double start, double time_limit) {
-    if (jobs_.count(id))
+    if (pending_.count(id))
         return error("restore: " + job_str(id) + " is already pending");
     if (running_.count(id))
         return error("restore: " + job_str(id) + " is already running");
@@ -440,19 +522,42 @@ ResourceSet Scheduler::free_resources() const {
     return to_R(free);
 }
 
-// The inventory's ranks of `placement` with its cores and GPUs, hosts and properties.
-ResourceSet Scheduler::to_R(const Placement& placement) const {
-    ResourceSet R;
+// The inventory's ranks of `placement` with its cores and GPUs, hosts and
+// properties; an allocation's also with its slots and time window. Written as
+// an RFC 20 document and read back, since R has no other way to take nslots.
+ResourceSet Scheduler::to_R(const Placement& placement, std::uint64_t nslots, double start,
+                            double end) const {
+    Json R_lite = Json::array();
+    Json nodelist = Json::array();
     IdSet ranks;
     for (const Piece& piece : placement) {
         const ResourceSet::Rank rank = empty_.nodes[piece.node].rank;
-        R.insert(rank, Target{inventory_.find(rank)->hostname, piece.cores, piece.gpus}).value();
+        Json children = {{"core", piece.cores.encode()}};
+        if (!piece.gpus.empty())
+            children["gpu"] = piece.gpus.encode();
+        R_lite.push_back({{"rank", std::to_string(rank)}, {"children", std::move(children)}});
+        const std::string& host = inventory_.find(rank)->hostname;
+        if (!host.empty() && nodelist.is_array())
+            nodelist.push_back(host);
+        else
+            nodelist = nullptr;  // a rank without a host: no nodelist
         ranks.insert(rank);
     }
+    Json execution = {{"R_lite", std::move(R_lite)}};
+    if (!nodelist.empty())
+        execution["nodelist"] = std::move(nodelist);
+    Json properties = Json::object();
     for (const auto& [name, members] : inventory_.properties())
         if (IdSet kept = members & ranks; !kept.empty())
-            R.set_property(name, kept).value();
-    return R;
+            properties[name] = kept.encode();
+    if (!properties.empty())
+        execution["properties"] = std::move(properties);
+    if (nslots > 0) {
+        execution["nslots"] = nslots;
+        execution["starttime"] = start;
+        execution["expiration"] = end;
+    }
+    return ResourceSet::from_json({{"version", 1}, {"execution", std::move(execution)}}).value();
 }
 
 }  // namespace gantry

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "formats/idset.h"
@@ -95,8 +94,27 @@ struct Node {
 struct Pool {
     std::vector<Node> nodes;  // in rank order
     std::uint64_t free_cores = 0;
+    std::uint64_t free_gpus = 0;
+    std::size_t whole_nodes = 0;       // nodes with all their cores and GPUs free
+    std::size_t first_with_cores = 0;  // no node before it has a free core
     void take(const Placement& placement);
     void give(const Placement& placement);
+};
+
+// The distinct shapes of the pending jobs, numbered from 0 and numbers
+// reused, so that a pass can note per shape that it did not fit.
+class ShapeTable {
+public:
+    std::uint32_t acquire(const Shape& shape);  // one more job of this shape
+    void release(std::uint32_t id);             // one job fewer
+    const Shape& operator[](std::uint32_t id) const { return shapes_[id]; }
+    std::size_t size() const { return shapes_.size(); }  // every number in use is below
+
+private:
+    std::map<Shape, std::uint32_t> ids_;
+    std::vector<Shape> shapes_;
+    std::vector<std::uint32_t> jobs_;  // jobs of each shape; 0: number free
+    std::vector<std::uint32_t> unused_;
 };
 
 }  // namespace scheduler_detail
@@ -143,17 +161,16 @@ private:
     using Placement = scheduler_detail::Placement;
     using Pool = scheduler_detail::Pool;
 
-    struct Queued {
-        PendingJob job;
-        Shape shape;
-        std::uint64_t seq = 0;
-    };
     struct QueueKey {
         int urgency;
-        std::uint64_t seq;
+        std::uint64_t seq;  // submit order
         bool operator<(const QueueKey& other) const {
             return urgency != other.urgency ? urgency > other.urgency : seq < other.seq;
         }
+    };
+    struct Queued {
+        PendingJob job;
+        std::uint32_t shape;  // in shapes_
     };
     struct Running {
         Allocation allocation;
@@ -166,15 +183,18 @@ private:
         Placement placement;
     };
 
-    Head reserve(const Queued& head, double now) const;
+    Head reserve(const Queued& head, double now);
+    void dequeue(std::map<QueueKey, Queued>::iterator it);
     Allocation start(const Queued& queued, Placement placement, double now);
-    ResourceSet to_R(const Placement& placement) const;
+    ResourceSet to_R(const Placement& placement, std::uint64_t nslots = 0, double start = 0,
+                     double end = 0) const;
 
     ResourceSet inventory_;
-    Pool empty_;                       // the inventory with nothing running
-    Pool pool_;                        // what is free now
-    std::map<JobId, Queued> jobs_;     // pending, by id
-    std::map<QueueKey, JobId> queue_;  // pending, in queue order
+    Pool empty_;                        // the inventory with nothing running
+    Pool pool_;                         // what is free now
+    std::map<QueueKey, Queued> queue_;  // pending jobs in queue order
+    std::map<JobId, QueueKey> pending_;
+    scheduler_detail::ShapeTable shapes_;
     std::map<JobId, Running> running_;
     std::uint64_t next_seq_ = 0;
     std::optional<Reservation> reservation_;
