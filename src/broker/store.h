@@ -152,7 +152,7 @@ public:
     // of INACTIVE; moving to the state a job is in changes nothing.
     Status set_state(JobId id, JobState state, double time);
     Status set_urgency(JobId id, int urgency);
-    // R and the task map are set once.
+    // R, the task map and the exit code are set once each.
     Status set_R(JobId id, std::string_view R);
     Status set_taskmap(JobId id, std::string_view taskmap);
     Status set_exit_code(JobId id, int exit_code);
