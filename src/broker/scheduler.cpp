@@ -330,6 +330,15 @@ const PendingJob* Scheduler::find_pending(JobId id) const {
     return it == pending_.end() ? nullptr : &queue_.at(it->second).job;
 }
 
+std::optional<double> Scheduler::next_begin_time(double now) const {
+    std::optional<double> next;
+    for (const auto& [key, queued] : queue_)
+        if (queued.job.urgency != kUrgencyHold && queued.job.begin_time > now &&
+            (!next || queued.job.begin_time < *next))
+            next = queued.job.begin_time;
+    return next;
+}
+
 std::vector<JobId> Scheduler::running() const {
     std::vector<JobId> ids;
     ids.reserve(running_.size());

@@ -151,6 +151,10 @@ public:
     std::vector<JobId> running() const;  // ascending ids
     const Allocation* find_running(JobId id) const;
 
+    // The earliest begin time after `now` of a pending job that is not held:
+    // when schedule() should run again though nothing else happens.
+    std::optional<double> next_begin_time(double now) const;
+
     // The resources no running job holds, as R.
     ResourceSet free_resources() const;
     // The reservation the last schedule() made, if a job did not fit.

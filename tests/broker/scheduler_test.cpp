@@ -257,11 +257,14 @@ TEST(Scheduler, BeginTimeDefersAJobWithoutBlockingOthers) {
     Scheduler scheduler(machine());
     ASSERT_TRUE(scheduler.add(job(1, {.ntasks = 16}, kUrgencyDefault, 500)).ok());
     ASSERT_TRUE(scheduler.add(job(2, {.ntasks = 4, .time_limit = 1000})).ok());
+    ASSERT_TRUE(scheduler.add(job(3, {}, kUrgencyHold, 300)).ok());
+    EXPECT_EQ(scheduler.next_begin_time(100), 500);
     EXPECT_EQ(run(scheduler, 100), "2 rank0/core[0-3]");
     EXPECT_EQ(reservation_str(scheduler), "none");
     EXPECT_EQ(run(scheduler, 499), "");
     EXPECT_EQ(reservation_str(scheduler), "none");
     EXPECT_EQ(run(scheduler, 500), "");
+    EXPECT_EQ(scheduler.next_begin_time(500), std::nullopt);
     EXPECT_EQ(reservation_str(scheduler), "1 at 1100 on rank[0-3]/core[0-3]");
     ASSERT_TRUE(scheduler.release(2).ok());
     EXPECT_EQ(run(scheduler, 600), "1 rank[0-3]/core[0-3]");
