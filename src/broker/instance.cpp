@@ -4,8 +4,8 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -448,15 +448,20 @@ Result<std::string> start_daemon(InstanceOptions options) {
                 write_all(ready[1], std::string("!") + "fork: " + std::strerror(errno));
             ::_exit(0);
         }
+        // Above 2, whatever the caller had closed, so that stdio can be replaced.
+        const int tell = ::fcntl(ready[1], F_DUPFD_CLOEXEC, 3);
         const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null < 0 || ::chdir("/") != 0) {
+        if (tell < 0 || null < 0 || ::chdir("/") != 0) {
             write_all(ready[1], std::string("!") + "cannot detach: " + std::strerror(errno));
             ::_exit(1);
         }
+        ::close(ready[1]);
         for (int fd = 0; fd < 3; ++fd)
-            ::dup2(null, fd);
-        ::close(null);
-        run_daemon(std::move(options), ready[1]);
+            if (fd != null)
+                ::dup2(null, fd);
+        if (null > 2)
+            ::close(null);
+        run_daemon(std::move(options), tell);
     }
     ::close(ready[1]);
     int status = 0;
