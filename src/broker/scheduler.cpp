@@ -124,6 +124,13 @@ std::optional<Placement> fit(const Pool& pool, const Shape& shape) {
     return placement;
 }
 
+// Where the job of queue key `key` is, or would go, in `queue` (in key order).
+template <class Queue, class Key>
+auto position(Queue& queue, const Key& key) {
+    return std::lower_bound(queue.begin(), queue.end(), key,
+                            [](const auto& queued, const Key& k) { return queued.key < k; });
+}
+
 }  // namespace
 
 namespace scheduler_detail {
@@ -284,22 +291,23 @@ Status Scheduler::add(const PendingJob& job) {
     if (auto status = feasible(job.request); !status)
         return status.error();
     const QueueKey key{job.urgency, next_seq_++};
-    queue_.emplace(key, Queued{job, shapes_.acquire(to_shape(job.request).value())});
+    enqueue(Queued{key, shapes_.acquire(to_shape(job.request).value()), job});
     pending_.emplace(job.id, key);
     return {};
 }
 
-void Scheduler::dequeue(std::map<QueueKey, Queued>::iterator it) {
-    shapes_.release(it->second.shape);
-    pending_.erase(it->second.job.id);
-    queue_.erase(it);
+void Scheduler::enqueue(Queued queued) {
+    queue_.insert(position(queue_, queued.key), std::move(queued));
 }
 
 Status Scheduler::remove(JobId id) {
     auto it = pending_.find(id);
     if (it == pending_.end())
         return error(job_str(id) + " is not pending");
-    dequeue(queue_.find(it->second));
+    auto queued = position(queue_, it->second);
+    shapes_.release(queued->shape);
+    queue_.erase(queued);
+    pending_.erase(it);
     return {};
 }
 
@@ -309,30 +317,33 @@ Status Scheduler::set_urgency(JobId id, int urgency) {
         return error(job_str(id) + " is not pending");
     if (urgency < kUrgencyHold || urgency > kUrgencyExpedite)
         return error("urgency " + std::to_string(urgency) + " is not in 0-31");
-    auto node = queue_.extract(it->second);
-    it->second.urgency = urgency;
-    node.key() = it->second;
-    node.mapped().job.urgency = urgency;
-    queue_.insert(std::move(node));
+    auto queued = position(queue_, it->second);
+    Queued moved = std::move(*queued);
+    queue_.erase(queued);
+    moved.key.urgency = moved.job.urgency = urgency;
+    it->second = moved.key;
+    enqueue(std::move(moved));
     return {};
 }
 
 std::vector<JobId> Scheduler::pending() const {
     std::vector<JobId> ids;
     ids.reserve(queue_.size());
-    for (const auto& [key, queued] : queue_)
+    for (const Queued& queued : queue_)
         ids.push_back(queued.job.id);
     return ids;
 }
 
 const PendingJob* Scheduler::find_pending(JobId id) const {
     auto it = pending_.find(id);
-    return it == pending_.end() ? nullptr : &queue_.at(it->second).job;
+    if (it == pending_.end())
+        return nullptr;
+    return &position(queue_, it->second)->job;
 }
 
 std::optional<double> Scheduler::next_begin_time(double now) const {
     std::optional<double> next;
-    for (const auto& [key, queued] : queue_)
+    for (const Queued& queued : queue_)
         if (queued.job.urgency != kUrgencyHold && queued.job.begin_time > now &&
             (!next || queued.job.begin_time < *next))
             next = queued.job.begin_time;
@@ -407,44 +418,38 @@ Scheduler::Head Scheduler::reserve(const Queued& head, double now) {
 }
 
 std::vector<Allocation> Scheduler::schedule(double now) {
-    reservation_.reset();
     std::vector<Allocation> started;
-    std::optional<Head> head;
+    head_.reset();
     Pool outside;  // free now and not reserved for the head
     // Per shape: it did not fit in pool_ (kMissed) or in `outside` (kMissedOutside).
     // Both pools only shrink during a pass, so a shape that missed once misses again.
     constexpr std::uint8_t kMissed = 1;
     constexpr std::uint8_t kMissedOutside = 2;
     std::vector<std::uint8_t> missed(shapes_.size(), 0);
-    auto block = [&](const Queued& queued) {
-        head = reserve(queued, now);
-        outside = pool_;
-        outside.take(head->placement);
-    };
+    std::vector<bool> gone(queue_.size(), false);  // started in this pass
     // Every slot has a core: with none free, only the head's reservation is left to find.
-    for (auto it = queue_.begin(); it != queue_.end() && !(head && pool_.free_cores == 0);) {
-        const Queued& queued = it->second;
+    for (std::size_t i = 0; i < queue_.size() && !(head_ && pool_.free_cores == 0); ++i) {
+        const Queued& queued = queue_[i];
         std::uint8_t& shape_missed = missed[queued.shape];
         // A shape that missed pool_ did so at or after the head, so there is a head.
         if (queued.job.urgency == kUrgencyHold || queued.job.begin_time > now ||
-            (shape_missed & kMissed)) {
-            ++it;
+            (shape_missed & kMissed))
             continue;
-        }
         const Shape& shape = shapes_[queued.shape];
         std::optional<Placement> placement;
-        if (!head) {
+        if (!head_) {
             placement = fit(pool_, shape);
             if (!placement) {
                 shape_missed |= kMissed;
-                block(queued);
-                ++it;
+                head_ = reserve(queued, now);
+                outside = pool_;
+                outside.take(head_->placement);
                 continue;
             }
         } else {
             // Backfill: ends by the reservation, or stays off the reserved resources.
             const double limit = queued.job.request.time_limit;
-            if (std::isfinite(head->time) && limit > 0 && now + limit <= head->time) {
+            if (std::isfinite(head_->time) && limit > 0 && now + limit <= head_->time) {
                 placement = fit(pool_, shape);
                 if (!placement)
                     shape_missed |= kMissed;
@@ -454,18 +459,34 @@ std::vector<Allocation> Scheduler::schedule(double now) {
                 if (!placement)
                     shape_missed |= kMissedOutside;
             }
-            if (!placement) {
-                ++it;
+            if (!placement)
                 continue;
-            }
             outside.take(*placement);
         }
         started.push_back(start(queued, std::move(*placement), now));
-        dequeue(it++);
+        gone[i] = true;
     }
-    if (head)
-        reservation_ = Reservation{head->id, head->time, to_R(head->placement)};
+    if (!started.empty()) {
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < queue_.size(); ++i) {
+            if (!gone[i]) {
+                if (kept != i)
+                    queue_[kept] = std::move(queue_[i]);
+                ++kept;
+            } else {
+                shapes_.release(queue_[i].shape);
+                pending_.erase(queue_[i].job.id);
+            }
+        }
+        queue_.erase(queue_.begin() + kept, queue_.end());
+    }
     return started;
+}
+
+std::optional<Reservation> Scheduler::reservation() const {
+    if (!head_)
+        return std::nullopt;
+    return Reservation{head_->id, head_->time, to_R(head_->placement)};
 }
 
 Allocation Scheduler::start(const Queued& queued, Placement placement, double now) {
@@ -536,25 +557,36 @@ ResourceSet Scheduler::free_resources() const {
 // an RFC 20 document and read back, since R has no other way to take nslots.
 ResourceSet Scheduler::to_R(const Placement& placement, std::uint64_t nslots, double start,
                             double end) const {
-    Json R_lite = Json::array();
-    Json nodelist = Json::array();
+    // Ranks with the same cores and GPUs share an R_lite entry (looked for
+    // among the last few entries: placements run in rank order).
+    struct Entry {
+        IdSet ranks;
+        const Piece* children;
+    };
+    std::vector<Entry> entries;
+    std::vector<std::string> hosts;
     IdSet ranks;
     for (const Piece& piece : placement) {
         const ResourceSet::Rank rank = empty_.nodes[piece.node].rank;
-        Json children = {{"core", piece.cores.encode()}};
-        if (!piece.gpus.empty())
-            children["gpu"] = piece.gpus.encode();
-        R_lite.push_back({{"rank", std::to_string(rank)}, {"children", std::move(children)}});
-        const std::string& host = inventory_.find(rank)->hostname;
-        if (!host.empty() && nodelist.is_array())
-            nodelist.push_back(host);
+        const auto last = entries.rbegin() + std::min<std::size_t>(entries.size(), 4);
+        auto same = std::find_if(entries.rbegin(), last, [&](const Entry& entry) {
+            return entry.children->cores == piece.cores && entry.children->gpus == piece.gpus;
+        });
+        if (same != last)
+            same->ranks.insert(rank);
         else
-            nodelist = nullptr;  // a rank without a host: no nodelist
+            entries.push_back({IdSet{rank}, &piece});
+        hosts.push_back(inventory_.find(rank)->hostname);
         ranks.insert(rank);
     }
+    Json R_lite = Json::array();
+    for (const Entry& entry : entries) {
+        Json children = {{"core", entry.children->cores.encode()}};
+        if (!entry.children->gpus.empty())
+            children["gpu"] = entry.children->gpus.encode();
+        R_lite.push_back({{"rank", entry.ranks.encode()}, {"children", std::move(children)}});
+    }
     Json execution = {{"R_lite", std::move(R_lite)}};
-    if (!nodelist.empty())
-        execution["nodelist"] = std::move(nodelist);
     Json properties = Json::object();
     for (const auto& [name, members] : inventory_.properties())
         if (IdSet kept = members & ranks; !kept.empty())
@@ -566,7 +598,18 @@ ResourceSet Scheduler::to_R(const Placement& placement, std::uint64_t nslots, do
         execution["starttime"] = start;
         execution["expiration"] = end;
     }
-    return ResourceSet::from_json({{"version", 1}, {"execution", std::move(execution)}}).value();
+    // The hosts as one hostlist when every rank has one and the names are
+    // RFC 29 host names; otherwise R names no hosts.
+    const bool named = !hosts.empty() && std::none_of(hosts.begin(), hosts.end(),
+                                                      [](const auto& h) { return h.empty(); });
+    if (named)
+        execution["nodelist"] = {Hostlist::from_hosts(hosts).encode()};
+    auto R = ResourceSet::from_json({{"version", 1}, {"execution", execution}});
+    if (!R && named) {
+        execution.erase("nodelist");
+        R = ResourceSet::from_json({{"version", 1}, {"execution", std::move(execution)}});
+    }
+    return std::move(R).value();
 }
 
 }  // namespace gantry

@@ -158,7 +158,7 @@ public:
     // The resources no running job holds, as R.
     ResourceSet free_resources() const;
     // The reservation the last schedule() made, if a job did not fit.
-    const std::optional<Reservation>& reservation() const { return reservation_; }
+    std::optional<Reservation> reservation() const;
 
 private:
     using Shape = scheduler_detail::Shape;
@@ -171,10 +171,12 @@ private:
         bool operator<(const QueueKey& other) const {
             return urgency != other.urgency ? urgency > other.urgency : seq < other.seq;
         }
+        friend bool operator==(const QueueKey&, const QueueKey&) = default;
     };
     struct Queued {
-        PendingJob job;
+        QueueKey key;
         std::uint32_t shape;  // in shapes_
+        PendingJob job;
     };
     struct Running {
         Allocation allocation;
@@ -188,20 +190,21 @@ private:
     };
 
     Head reserve(const Queued& head, double now);
-    void dequeue(std::map<QueueKey, Queued>::iterator it);
+    void enqueue(Queued queued);
     Allocation start(const Queued& queued, Placement placement, double now);
     ResourceSet to_R(const Placement& placement, std::uint64_t nslots = 0, double start = 0,
                      double end = 0) const;
 
     ResourceSet inventory_;
-    Pool empty_;                        // the inventory with nothing running
-    Pool pool_;                         // what is free now
-    std::map<QueueKey, Queued> queue_;  // pending jobs in queue order
+    Pool empty_;  // the inventory with nothing running
+    Pool pool_;   // what is free now
+    // Pending jobs in queue order: a pass walks them all, so they lie in one block.
+    std::vector<Queued> queue_;
     std::map<JobId, QueueKey> pending_;
     scheduler_detail::ShapeTable shapes_;
     std::map<JobId, Running> running_;
     std::uint64_t next_seq_ = 0;
-    std::optional<Reservation> reservation_;
+    std::optional<Head> head_;  // the last pass's reservation
 };
 
 }  // namespace gantry

@@ -112,6 +112,18 @@ TEST(Scheduler, AllocationIsEncodedRWithHostsPropertiesWindowAndSlots) {
               R"("starttime":1010.0,"expiration":1070.0,"nslots":3}})");
 }
 
+TEST(Scheduler, AllocationNamesNoHostsWhenTheInventoryHasUnlistableNames) {
+    ResourceSet set;
+    set.insert(0, {"n1", IdSet{0}, {}}).value();
+    set.insert(1, {"n,2", IdSet{0}, {}}).value();
+    Scheduler scheduler(set);
+    ASSERT_TRUE(scheduler.add(job(1, {.ntasks = 2})).ok());
+    const auto started = scheduler.schedule(0);
+    ASSERT_EQ(started.size(), 1u);
+    EXPECT_EQ(started[0].R.short_form(), "rank[0-1]/core0");
+    EXPECT_FALSE(started[0].R.has_hostnames());
+}
+
 TEST(Scheduler, FirstFitInRankOrderPacksNodes) {
     Scheduler scheduler(machine());
     ASSERT_TRUE(scheduler.add(job(1, {.ntasks = 3})).ok());
