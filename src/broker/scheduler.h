@@ -63,7 +63,7 @@ struct Reservation {
     ResourceSet R;    // what it is promised at `time` (the whole inventory's fit when infinite)
 };
 
-// The scheduler's working state, for its implementation and tests.
+// The scheduler's working state, for its implementation.
 namespace scheduler_detail {
 
 // A request in the scheduler's terms: `slots` slots per node on exactly
@@ -137,6 +137,7 @@ public:
     Status remove(JobId id);                    // cancels a pending job
     Status set_urgency(JobId id, int urgency);  // keeps its submit order
     std::vector<JobId> pending() const;         // in queue order
+    // Null when not pending; valid until the queue next changes.
     const PendingJob* find_pending(JobId id) const;
 
     // --- Allocation ----------------------------------------------------------
@@ -149,6 +150,7 @@ public:
     // be part of the inventory and free.
     Status restore(JobId id, const ResourceSet& R, double start, double time_limit);
     std::vector<JobId> running() const;  // ascending ids
+    // Null when not running; valid until the job is released.
     const Allocation* find_running(JobId id) const;
 
     // The earliest begin time after `now` of a pending job that is not held:
@@ -171,7 +173,6 @@ private:
         bool operator<(const QueueKey& other) const {
             return urgency != other.urgency ? urgency > other.urgency : seq < other.seq;
         }
-        friend bool operator==(const QueueKey&, const QueueKey&) = default;
     };
     struct Queued {
         QueueKey key;
