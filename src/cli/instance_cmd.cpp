@@ -70,6 +70,21 @@ int runtime_failure(const Error& error) {
     return kExitRuntime;
 }
 
+// A connection to the instance --uri or $GANTRY_URI names; else the exit
+// code of the failure, its message printed.
+std::optional<api::Client> connect_instance(const std::optional<std::string>& uri_option,
+                                            int& exit_code) {
+    const auto uri = instance_uri(uri_option, exit_code);
+    if (!uri)
+        return std::nullopt;
+    auto client = api::Client::connect(*uri);
+    if (!client) {
+        exit_code = runtime_failure(client.error());
+        return std::nullopt;
+    }
+    return std::move(*client);
+}
+
 // 42s, 3m07s, 2h03m07s, 4d02h03m.
 std::string uptime_text(double seconds) {
     const auto total = static_cast<std::uint64_t>(std::max(0.0, std::floor(seconds)));
@@ -143,12 +158,9 @@ int instance_main(int argc, char** argv) {
         return *code;
 
     int exit_code = kExitOk;
-    const auto uri = instance_uri(uri_option, exit_code);
-    if (!uri)
-        return exit_code;
-    auto client = api::Client::connect(*uri);
+    auto client = connect_instance(uri_option, exit_code);
     if (!client)
-        return runtime_failure(client.error());
+        return exit_code;
     const auto reply = client->call("instance.info");
     if (!reply)
         return runtime_failure(reply.error());
@@ -173,12 +185,9 @@ int shutdown_main(int argc, char** argv) {
         return *code;
 
     int exit_code = kExitOk;
-    const auto uri = instance_uri(uri_option, exit_code);
-    if (!uri)
-        return exit_code;
-    auto client = api::Client::connect(*uri);
+    auto client = connect_instance(uri_option, exit_code);
     if (!client)
-        return runtime_failure(client.error());
+        return exit_code;
     if (const auto reply = client->call("instance.shutdown", {{"force", force}}); !reply)
         return runtime_failure(reply.error());
     if (auto closed = client->wait_closed(); !closed)
