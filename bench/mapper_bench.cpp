@@ -1,6 +1,7 @@
 // The mapper at scale: 256 tasks per node (2 packages x 128 cores) on up to
 // 4,096 simulated nodes, i.e. 1,048,576 tasks, with and without rendering
-// the map as JSON (as --display map:json to /dev/null would).
+// the map as JSON or in PRRTE's layout (as --display map:json or --display
+// map to /dev/null would).
 #include <benchmark/benchmark.h>
 
 #include "mapper/display.h"
@@ -40,7 +41,10 @@ JobRequest mpmd(unsigned nnodes) {
          AppRequest{256 * nnodes - 2 * third, map_by("package"), "c", {}, {}}}};
 }
 
-void run(benchmark::State& state, const JobRequest& request, bool json) {
+// What is made of the map besides the JobMap.
+enum class Render { kNothing, kJson, kMap };
+
+void run(benchmark::State& state, const JobRequest& request, Render render = Render::kNothing) {
     const auto nodes = cluster(static_cast<unsigned>(state.range(0)));
     std::size_t ntasks = 0;
     for (auto _ : state) {
@@ -49,8 +53,10 @@ void run(benchmark::State& state, const JobRequest& request, bool json) {
             state.SkipWithError(map.error().str().c_str());
             return;
         }
-        if (json)
+        if (render == Render::kJson)
             benchmark::DoNotOptimize(map_json_text(*map).size());
+        else if (render == Render::kMap)
+            benchmark::DoNotOptimize(display_map(*map).size());
         benchmark::DoNotOptimize(map->tasks.data());
         ntasks = map->tasks.size();
     }
@@ -58,22 +64,28 @@ void run(benchmark::State& state, const JobRequest& request, bool json) {
 }
 
 void BM_MapByCore(benchmark::State& state) {
-    run(state, job("core", static_cast<unsigned>(state.range(0))), false);
+    run(state, job("core", static_cast<unsigned>(state.range(0))));
 }
 void BM_MapByNode(benchmark::State& state) {
-    run(state, job("node", static_cast<unsigned>(state.range(0))), false);
+    run(state, job("node", static_cast<unsigned>(state.range(0))));
 }
 void BM_MapByPprPe4(benchmark::State& state) {
     const auto nnodes = static_cast<unsigned>(state.range(0));
     // ppr:2:package places 4 tasks per node, whatever -n asks beyond that.
     JobRequest request{map_by("ppr:2:package:PE=4"), {AppRequest{4 * nnodes, {}, "a.out", {}, {}}}};
-    run(state, request, false);
+    run(state, request);
 }
 void BM_MapMpmd(benchmark::State& state) {
-    run(state, mpmd(static_cast<unsigned>(state.range(0))), false);
+    run(state, mpmd(static_cast<unsigned>(state.range(0))));
 }
 void BM_MapByCoreJson(benchmark::State& state) {
-    run(state, job("core", static_cast<unsigned>(state.range(0))), true);
+    run(state, job("core", static_cast<unsigned>(state.range(0))), Render::kJson);
+}
+void BM_MapByNodeJson(benchmark::State& state) {
+    run(state, job("node", static_cast<unsigned>(state.range(0))), Render::kJson);
+}
+void BM_MapByCoreDisplayMap(benchmark::State& state) {
+    run(state, job("core", static_cast<unsigned>(state.range(0))), Render::kMap);
 }
 
 constexpr auto kUnit = benchmark::kMillisecond;
@@ -82,6 +94,8 @@ BENCHMARK(BM_MapByNode)->Arg(256)->Arg(4096)->Unit(kUnit);
 BENCHMARK(BM_MapByPprPe4)->Arg(256)->Arg(4096)->Unit(kUnit);
 BENCHMARK(BM_MapMpmd)->Arg(256)->Arg(4096)->Unit(kUnit);
 BENCHMARK(BM_MapByCoreJson)->Arg(256)->Arg(4096)->Unit(kUnit);
+BENCHMARK(BM_MapByNodeJson)->Arg(256)->Arg(4096)->Unit(kUnit);
+BENCHMARK(BM_MapByCoreDisplayMap)->Arg(256)->Arg(4096)->Unit(kUnit);
 
 }  // namespace
 }  // namespace gantry

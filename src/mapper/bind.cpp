@@ -78,15 +78,18 @@ std::vector<unsigned> binding_candidates(const Topology& topology, ObjectType ty
 
 // PE=n: n CPUs together, from one package, never split across two.
 std::optional<Binding> bind_several(const Topology& topology, const IdSet& free_pus,
-                                    const IdSet& region, unsigned pes, CpuUnit unit) {
+                                    const IdSet& region, unsigned pes, CpuUnit unit,
+                                    Cpusets& cpusets) {
     for (const TopoObject& package : topology.objects(ObjectType::kPackage)) {
         const auto cpus = free_cpus(topology, free_pus, package.pus & region, unit, pes);
         if (cpus.size() < pes)
             continue;
-        Binding binding;
+        IdSet taken;
         for (const IdSet& cpu : cpus)
-            binding.claimed |= cpu;
-        binding.cpus = binding.claimed;
+            taken |= cpu;
+        Binding binding;
+        binding.cpus = keep(cpusets, taken);
+        binding.claims_cpus = true;
         return binding;
     }
     return std::nullopt;
@@ -102,7 +105,7 @@ IdSet cpu_of(const Topology& topology, unsigned pu, CpuUnit unit) {
 }
 
 std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, const IdSet& region,
-                               const BindRequest& request) {
+                               const BindRequest& request, Cpusets& cpusets) {
     const auto level = bound_object(request.to);
     if (!level)
         return Binding{};
@@ -110,7 +113,7 @@ std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, 
     const CpuUnit unit = request.unit;
     const unsigned pes = std::max(request.pes, 1u);
     if (pes > 1)
-        return bind_several(topology, free_pus, region, pes, unit);
+        return bind_several(topology, free_pus, region, pes, unit, cpusets);
     // Objects of one level follow PU order, so the first free CPU of the
     // region lies in the first object of the level that has one: inside the
     // region, or holding it when the level is coarser (a GPU's locality).
@@ -130,15 +133,13 @@ std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, 
         if (index && all_free(free_pus, cpu)) {
             const IdSet& object = topology.object(*level, *index).pus;
             if (region.contains(object) || object.contains(region)) {
-                Binding binding{IdSet{}, IdSet::range(cpu.lo, cpu.hi), static_cast<int>(*index)};
-                if (request.to == BindTo::kHwthread)
-                    binding.cpus = IdSet{*pu};
-                else if (request.snapshot && !request.snapshot->contains(object))
-                    binding.cpus = object & *request.snapshot;
-                else
-                    binding.cpus = object;
-                if (binding.cpus.empty())
-                    binding.cpus = object;
+                Binding binding{&object, cpu, false, static_cast<int>(*index)};
+                if (request.to == BindTo::kHwthread) {
+                    binding.cpus = &topology.object(ObjectType::kPu, *pu).pus;
+                } else if (request.snapshot && !request.snapshot->contains(object)) {
+                    if (const IdSet left = object & *request.snapshot; !left.empty())
+                        binding.cpus = keep(cpusets, left);
+                }
                 return binding;
             }
         }
@@ -150,7 +151,7 @@ std::optional<Binding> bind_in(const Topology& topology, const IdSet& free_pus, 
     const auto first = binding_candidates(topology, *level, region);
     if (first.empty())
         return std::nullopt;
-    return Binding{topology.object(*level, first.front()).pus, IdSet{}};
+    return Binding{&topology.object(*level, first.front()).pus};
 }
 
 }  // namespace gantry::placement

@@ -1,11 +1,18 @@
 #include "mapper/display.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
 
+#include "mapper/cpuset_cache.h"
 #include "util/text.h"
 
 namespace gantry {
+
+using namespace std::string_view_literals;
+
 namespace {
 
 std::string mapping_text(const MapPolicy& map, bool oversubscribe) {
@@ -118,21 +125,12 @@ std::string bound_text(const Topology& topology, const IdSet& cpus, CpuUnit unit
 class BoundTexts {
 public:
     const std::string& of(const Topology& topology, const IdSet& cpus, CpuUnit unit) {
-        // Copies of a loaded topology share one hwloc handle: key on it.
-        const hwloc_topology* const shared = topology.handle();
-        key_.assign(reinterpret_cast<const char*>(&shared), sizeof shared);
-        key_ += static_cast<char>(unit);
-        for (const IdSet::Range& r : cpus.ranges())
-            key_.append(reinterpret_cast<const char*>(&r), sizeof r);
-        auto [it, added] = texts_.try_emplace(key_);
-        if (added)
-            it->second = bound_text(topology, cpus, unit);
-        return it->second;
+        return texts_.get(topology.handle(), static_cast<unsigned>(unit), cpus,
+                          [&] { return bound_text(topology, cpus, unit); });
     }
 
 private:
-    std::string key_;
-    std::unordered_map<std::string, std::string> texts_;
+    CpusetCache<std::string> texts_;
 };
 
 Json map_json(const JobMap& map) {
@@ -173,17 +171,65 @@ Json map_json(const JobMap& map) {
 
 namespace {
 
-// A node's tasks often share a cpuset: encode it once per run.
-struct CpusetText {
-    const IdSet* last = nullptr;
-    std::string text;
-    const std::string& of(const IdSet& cpus) {
-        if (last == nullptr || !(*last == cpus)) {
-            text = cpus.str();
-            last = &cpus;
-        }
-        return text;
+// Appends to a large text a few kilobytes at a time. A million tasks make
+// two dozen pieces each; appending each to the text is a call and a check
+// of its capacity, where copying a piece of known size into a small buffer
+// is a few moves.
+class TextAppender {
+public:
+    explicit TextAppender(std::string& out) : out_(out) {}
+    TextAppender(const TextAppender&) = delete;
+    TextAppender& operator=(const TextAppender&) = delete;
+    ~TextAppender() { flush(); }
+
+    // Inlined, so that pieces of known sizes are copied without a call.
+    [[gnu::always_inline]] TextAppender& operator<<(std::string_view piece) {
+        if (piece.size() > kSize - used_)
+            return append_long(piece);
+        std::memcpy(buffer_ + used_, piece.data(), piece.size());
+        used_ += piece.size();
+        return *this;
     }
+    TextAppender& operator<<(char c) { return *this << std::string_view(&c, 1); }
+    TextAppender& operator<<(std::uint64_t n) {
+        if (kSize - used_ < kDigits)
+            flush();
+        used_ = static_cast<std::size_t>(std::to_chars(buffer_ + used_, buffer_ + kSize, n).ptr -
+                                         buffer_);
+        return *this;
+    }
+    void flush() {
+        out_.append(buffer_, used_);
+        used_ = 0;
+    }
+
+private:
+    // Out of line: the inlined common case stays small.
+    [[gnu::noinline]] TextAppender& append_long(std::string_view piece) {
+        flush();
+        if (piece.size() > kSize)
+            out_.append(piece);
+        else
+            *this << piece;
+        return *this;
+    }
+
+    static constexpr std::size_t kSize = 8192;
+    static constexpr std::size_t kDigits = 20;  // 2^64 - 1 has 20
+    std::string& out_;
+    char buffer_[kSize];
+    std::size_t used_ = 0;
+};
+
+// The idset text of a cpuset, made once per distinct cpuset.
+class CpusetTexts {
+public:
+    const std::string& of(const IdSet& cpus) {
+        return texts_.get(nullptr, 0, cpus, [&] { return cpus.str(); });
+    }
+
+private:
+    CpusetCache<std::string> texts_;
 };
 
 }  // namespace
@@ -194,9 +240,11 @@ std::string map_json_text(const JobMap& map) {
     out += to_compact(map_json(JobMap{{}, map.policy, map.app_sizes, {}})["apps"]);
     out += ",\"nodes\":[";
     std::vector<std::string> names;
+    std::size_t longest_name = 0;
     for (std::size_t n = 0; n < map.nodes.size(); ++n) {
         const Node& node = map.nodes[n];
         names.push_back(Json(node.name).dump());
+        longest_name = std::max(longest_name, names.back().size());
         out += n ? ",{\"max_slots\":" : "{\"max_slots\":";
         append_number(out, node.max_slots);
         out += ",\"name\":" + names.back() + ",\"slots\":";
@@ -205,33 +253,32 @@ std::string map_json_text(const JobMap& map) {
     }
     out += map.policy.oversubscribe ? "],\"oversubscribe\":true,\"tasks\":["
                                     : "],\"oversubscribe\":false,\"tasks\":[";
-    out.reserve(out.size() + map.tasks.size() * 140);
-    CpusetText cpus, cpus_os;
-    for (std::size_t i = 0; i < map.tasks.size(); ++i) {
-        const Task& task = map.tasks[i];
-        out += i ? ",{\"app\":" : "{\"app\":";
-        append_number(out, task.app);
-        out += ",\"app_rank\":";
-        append_number(out, task.app_rank);
-        out += ",\"cpus\":\"";
-        out += cpus.of(task.cpus);
-        out += "\",\"cpus_os\":\"";
-        out += cpus_os.of(task.cpus_os);
-        out += "\",\"gpus\":[";
-        for (std::size_t g = 0; g < task.gpus.size(); ++g) {
-            if (g)
-                out += ",";
-            out += Json(map.nodes[task.node].topology.gpus()[task.gpus[g]].name).dump();
+    // Room for every task with its numbers at their widest and cpusets of up
+    // to 24 characters, so that the text is never copied to grow: pages
+    // reserved and never written cost no memory.
+    const std::size_t widest = std::to_string(map.tasks.size()).size();
+    out.reserve(out.size() + map.tasks.size() * (100 + 5 * widest + longest_name + 2 * 24));
+    CpusetTexts cpus, cpus_os;
+    {
+        TextAppender text(out);
+        for (std::size_t i = 0; i < map.tasks.size(); ++i) {
+            const Task& task = map.tasks[i];
+            // OS indices are often the logical ones: no second lookup then.
+            const bool same = std::ranges::equal(task.cpus_os.ranges(), task.cpus.ranges());
+            const std::string& cpus_text = cpus.of(task.cpus);
+            text << (i ? ",{\"app\":"sv : "{\"app\":"sv) << std::uint64_t{task.app}
+                 << ",\"app_rank\":"sv << std::uint64_t{task.app_rank} << ",\"cpus\":\""sv
+                 << cpus_text << "\",\"cpus_os\":\""sv
+                 << (same ? cpus_text : cpus_os.of(task.cpus_os)) << "\",\"gpus\":["sv;
+            for (std::size_t g = 0; g < task.gpus.size(); ++g) {
+                if (g)
+                    text << ',';
+                text << Json(map.nodes[task.node].topology.gpus()[task.gpus[g]].name).dump();
+            }
+            text << "],\"local_rank\":"sv << std::uint64_t{task.local_rank} << ",\"node\":"sv
+                 << names[task.node] << ",\"node_rank\":"sv << std::uint64_t{task.node_rank}
+                 << ",\"rank\":"sv << std::uint64_t{task.rank} << '}';
         }
-        out += "],\"local_rank\":";
-        append_number(out, task.local_rank);
-        out += ",\"node\":";
-        out += names[task.node];
-        out += ",\"node_rank\":";
-        append_number(out, task.node_rank);
-        out += ",\"rank\":";
-        append_number(out, task.rank);
-        out += "}";
     }
     out += "]}";
     return out;
@@ -350,16 +397,25 @@ std::string map_svg(const JobMap& map) {
 
 std::string display_bindings(const JobMap& map, const DisplayOptions& options) {
     std::string out;
+    const std::string proc = "Proc " + options.job_id + "[";
+    // As in display_map: room for binding texts of up to 64 characters.
+    std::size_t longest_name = 0;
+    for (const Node& node : map.nodes)
+        longest_name = std::max(longest_name, node.name.size());
+    const std::size_t widest = std::to_string(map.tasks.size()).size();
+    out.reserve(map.tasks.size() * (proc.size() + widest + longest_name + 24 + 64));
     BoundTexts bound;
-    for (const Task& task : map.tasks) {
-        const Node& node = map.nodes[task.node];
-        out += "Proc " + options.job_id + "[" + std::to_string(task.rank) + "] Node " + node.name;
-        if (task.cpus.empty())
-            out += " is UNBOUND\n";
-        else
-            out.append(" bound to ")
-                .append(bound.of(node.topology, task.cpus, map.policy.apps[task.app].cpus))
-                .append("\n");
+    {
+        TextAppender text(out);
+        for (const Task& task : map.tasks) {
+            const Node& node = map.nodes[task.node];
+            text << proc << std::uint64_t{task.rank} << "] Node "sv << node.name;
+            if (task.cpus.empty())
+                text << " is UNBOUND\n"sv;
+            else
+                text << " bound to "sv
+                     << bound.of(node.topology, task.cpus, map.policy.apps[task.app].cpus) << '\n';
+        }
     }
     return out;
 }
@@ -370,27 +426,45 @@ std::string display_map(const JobMap& map, const DisplayOptions& options) {
            std::to_string(map.total_slots()) + "\n";
     out += policy_lines(map);
     out += "\n";
-    std::vector<std::vector<const Task*>> by_node(map.nodes.size());
+    // The tasks of each node in rank order: a counting sort by node.
+    std::vector<std::size_t> first(map.nodes.size() + 1, 0);
     for (const Task& task : map.tasks)
-        by_node[task.node].push_back(&task);
+        ++first[task.node + 1];
+    for (std::size_t n = 0; n < map.nodes.size(); ++n)
+        first[n + 1] += first[n];
+    std::vector<const Task*> by_node(map.tasks.size());
+    {
+        std::vector<std::size_t> next(first.begin(), first.end() - 1);
+        for (const Task& task : map.tasks)
+            by_node[next[task.node]++] = &task;
+    }
+    // Every line of a task starts alike; binding texts of up to 64
+    // characters fit in what is reserved, so that the text is never copied
+    // to grow.
+    const std::string process = "        Process jobid: " + options.job_id + " App: ";
+    const std::size_t widest = std::to_string(map.tasks.size()).size();
+    out.reserve(out.size() + map.nodes.size() * 128 +
+                map.tasks.size() * (process.size() + 2 * widest + 24 + 64));
     BoundTexts bound;
-    for (std::size_t n = 0; n < map.nodes.size(); ++n) {
-        if (by_node[n].empty())
-            continue;
-        const Node& node = map.nodes[n];
-        out += "\nData for node: " + node.name + "\tNum slots: " + std::to_string(node.slots) +
-               "\tMax slots: " + std::to_string(node.max_slots) +
-               "\tNum procs: " + std::to_string(by_node[n].size()) + "\n";
-        for (const Task* task : by_node[n]) {
-            const CpuUnit unit = map.policy.apps[task->app].cpus;
-            out.append("        Process jobid: ").append(options.job_id).append(" App: ");
-            append_number(out, task->app);
-            out.append(" Process rank: ");
-            append_number(out, task->rank);
-            out.append(" Bound: ").append(bound.of(node.topology, task->cpus, unit));
-            if (!task->gpus.empty())
-                out += device_text(node.topology, task->gpus);
-            out += '\n';
+    {
+        TextAppender text(out);
+        for (std::size_t n = 0; n < map.nodes.size(); ++n) {
+            if (first[n] == first[n + 1])
+                continue;
+            const Node& node = map.nodes[n];
+            text << "\nData for node: "sv << node.name << "\tNum slots: "sv
+                 << std::uint64_t{node.slots} << "\tMax slots: "sv << std::uint64_t{node.max_slots}
+                 << "\tNum procs: "sv << std::uint64_t{first[n + 1] - first[n]} << '\n';
+            for (std::size_t i = first[n]; i < first[n + 1]; ++i) {
+                const Task& task = *by_node[i];
+                const CpuUnit unit = map.policy.apps[task.app].cpus;
+                text << process << std::uint64_t{task.app} << " Process rank: "sv
+                     << std::uint64_t{task.rank} << " Bound: "sv
+                     << bound.of(node.topology, task.cpus, unit);
+                if (!task.gpus.empty())
+                    text << device_text(node.topology, task.gpus);
+                text << '\n';
+            }
         }
     }
     if (options.dry_run)

@@ -7,7 +7,10 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
+#include "mapper/cpuset_cache.h"
 #include "mapper/placement.h"
 
 namespace gantry {
@@ -29,15 +32,6 @@ std::string app_label(const AppRequest& app, std::size_t index, std::size_t napp
     return napps > 1 || !app.command.empty() ? label : "job";
 }
 
-// Local and node ranks: a task's position among its node's tasks, by rank.
-void number_within_nodes(JobMap& map) {
-    std::vector<std::uint32_t> next(map.nodes.size(), 0);
-    for (Task& task : map.tasks) {
-        task.local_rank = next[task.node]++;
-        task.node_rank = task.local_rank;
-    }
-}
-
 Result<std::string> read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
@@ -50,15 +44,16 @@ Result<std::string> read_text(const std::string& path) {
 // seq and rankfile take their tasks from a file; the others from a policy.
 Result<std::vector<placement::Placed>> place(const JobMap& map,
                                              std::vector<placement::NodeUsage>& usage,
-                                             AppPolicy& policy, const AppRequest& app,
-                                             unsigned first_rank, const std::string& label) {
+                                             placement::Cpusets& cpusets, AppPolicy& policy,
+                                             const AppRequest& app, unsigned first_rank,
+                                             const std::string& label) {
     const MapBy by = policy.map.by;
     if (by != MapBy::kSeq && by != MapBy::kRankfile)
-        return placement::place_app(map.nodes, usage, policy, app.nprocs, map.policy.oversubscribe,
-                                    label, app.hosts);
+        return placement::place_app(map.nodes, usage, cpusets, policy, app.nprocs,
+                                    map.policy.oversubscribe, label, app.hosts);
     if (by == MapBy::kSeq && policy.map.file.empty() && !app.seq_lines.empty())
-        return placement::place_sequential(map.nodes, usage, policy, app.nprocs, app.seq_lines,
-                                           label, app.hosts);
+        return placement::place_sequential(map.nodes, usage, cpusets, policy, app.nprocs,
+                                           app.seq_lines, label, app.hosts);
     if (policy.map.file.empty())
         return Error("map-by",
                      label + (by == MapBy::kSeq ? ": seq needs its file: seq:FILE=path, or hosts "
@@ -71,14 +66,14 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
         auto lines = parse_seq_file(*text, policy.map.file);
         if (!lines)
             return lines.error();
-        return placement::place_sequential(map.nodes, usage, policy, app.nprocs, *lines, label,
-                                           app.hosts);
+        return placement::place_sequential(map.nodes, usage, cpusets, policy, app.nprocs, *lines,
+                                           label, app.hosts);
     }
     auto lines = parse_rankfile(*text, policy.map.file);
     if (!lines)
         return lines.error();
-    return placement::place_by_rankfile(map.nodes, usage, policy, app.nprocs, first_rank, *lines,
-                                        label, app.hosts);
+    return placement::place_by_rankfile(map.nodes, usage, cpusets, policy, app.nprocs, first_rank,
+                                        *lines, label, app.hosts);
 }
 
 // The nodes `hosts` names, relative hosts resolved against the job's nodes
@@ -158,12 +153,14 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
         return Error("map", "no nodes to map the job onto");
     std::vector<Directives> own;
     unsigned nprocs = 0;
+    // A set: apps' -H may name thousands of nodes.
+    std::unordered_set<std::string_view> node_names;
+    for (const Node& node : nodes)
+        node_names.insert(node.name);
     for (std::size_t k = 0; k < request.apps.size(); ++k) {
         const AppRequest& app = request.apps[k];
         for (const std::string& host : app.hosts)
-            if (!relative_host(host) &&
-                std::none_of(nodes.begin(), nodes.end(),
-                             [&](const Node& node) { return node.name == host; }))
+            if (!relative_host(host) && !node_names.contains(host))
                 return Error("map", "app " + std::to_string(k) + ": host " + quote(host) +
                                         " is not one of the job's nodes");
         own.push_back(app.directives);
@@ -183,7 +180,12 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
     for (const Node& node : map.nodes)
         usage.push_back(placement::NodeUsage{0, node.usable_pus()});
 
-    std::vector<std::pair<IdSet, IdSet>> last_translated(map.nodes.size());
+    placement::Cpusets cpusets;
+    CpusetCache<IdSet> os_cpus;
+    // Tasks are made in rank order, so counting each node's tasks so far
+    // gives local and node ranks (a task's position among its node's tasks,
+    // by rank) without another pass.
+    std::vector<std::uint32_t> on_node(map.nodes.size(), 0);
     for (std::size_t k = 0; k < request.apps.size(); ++k) {
         AppPolicy& app_policy = map.policy.apps[k];
         adapt_to_coreless_nodes(app_policy, map.nodes);
@@ -202,36 +204,39 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
         if (!hosts)
             return hosts.error();
         app.hosts = std::move(*hosts);
-        auto placed = place(map, usage, app_policy, app, first_rank,
+        auto placed = place(map, usage, cpusets, app_policy, app, first_rank,
                             app_label(request.apps[k], k, request.apps.size()));
         if (!placed)
             return placed.error();
         // seq and rankfile number their own tasks, in file order.
-        std::vector<std::size_t> order(placed->size());
-        std::iota(order.begin(), order.end(), 0);
-        if (app_policy.map.by != MapBy::kSeq && app_policy.map.by != MapBy::kRankfile)
+        std::vector<std::size_t> order;
+        if (counts_itself) {
+            order.resize(placed->size());
+            std::iota(order.begin(), order.end(), 0);
+        } else {
             order = placement::ranking_order(*placed, app_policy.rank.by);
+        }
         for (std::size_t i = 0; i < order.size(); ++i) {
             placement::Placed& p = (*placed)[order[i]];
-            Task task;
+            Task& task = map.tasks.emplace_back();
             task.rank = first_rank + static_cast<std::uint32_t>(i);
             task.app = static_cast<std::uint32_t>(k);
             task.app_rank = static_cast<std::uint32_t>(i);
             task.node = p.node;
-            // A node's tasks often share a cpuset: translate it once.
-            auto& [cpus, os] = last_translated[p.node];
-            if (!(p.cpus == cpus) || (os.empty() && !cpus.empty())) {
-                cpus = p.cpus;
-                os = map.nodes[p.node].topology.os_pus(p.cpus);
+            task.local_rank = on_node[p.node]++;
+            task.node_rank = task.local_rank;
+            // Each task's sets are made here, in rank order: the order in
+            // which the JobMap frees them.
+            if (p.cpus != nullptr) {
+                const Topology& topology = map.nodes[p.node].topology;
+                task.cpus = *p.cpus;
+                task.cpus_os = os_cpus.get(topology.handle(), 0, *p.cpus,
+                                           [&] { return topology.os_pus(*p.cpus); });
             }
-            task.cpus_os = os;
-            task.cpus = std::move(p.cpus);
             task.gpus = std::move(p.gpus);
-            map.tasks.push_back(std::move(task));
         }
         map.app_sizes.push_back(static_cast<unsigned>(order.size()));
     }
-    number_within_nodes(map);
     return map;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <unordered_map>
 
 #include "formats/rset.h"
 
@@ -32,18 +33,28 @@ bool valid_host_name(std::string_view name) {
     });
 }
 
-// Adds `host` to `hosts`, or its slots to the entry already there.
-void add_host(std::vector<HostSpec>& hosts, HostSpec host) {
-    const auto same = std::find_if(hosts.begin(), hosts.end(),
-                                   [&](const HostSpec& h) { return h.name == host.name; });
-    if (same == hosts.end()) {
-        hosts.push_back(std::move(host));
-        return;
+// Hosts in the order they were first named, found by name: a list of
+// thousands of hosts is not searched once per host.
+class HostList {
+public:
+    // Adds `host`, or its slots to the entry already there.
+    void add(HostSpec host) {
+        const auto [at, added] = index_.try_emplace(host.name, hosts_.size());
+        if (added) {
+            hosts_.push_back(std::move(host));
+            return;
+        }
+        HostSpec& same = hosts_[at->second];
+        same.slots = same.slots.value_or(1) + host.slots.value_or(1);
+        same.all_cpus = same.all_cpus || host.all_cpus;
+        same.max_slots = std::max(same.max_slots, host.max_slots);
     }
-    same->slots = same->slots.value_or(1) + host.slots.value_or(1);
-    same->all_cpus = same->all_cpus || host.all_cpus;
-    same->max_slots = std::max(same->max_slots, host.max_slots);
-}
+    std::vector<HostSpec> take() && { return std::move(hosts_); }
+
+private:
+    std::vector<HostSpec> hosts_;
+    std::unordered_map<std::string, std::size_t> index_;
+};
 
 // PRRTE's relative hosts: `+n<i>` (the job's i-th node), `+e` (its empty
 // nodes), `+e:N` (N of them). Kept whole as the name; the mapper resolves
@@ -199,7 +210,7 @@ unsigned cpu_count(const Topology& topology, CpuUnit cpus) {
 }  // namespace
 
 Result<std::vector<HostSpec>> parse_hosts(std::string_view text) {
-    std::vector<HostSpec> hosts;
+    HostList hosts;
     if (trim(text).empty())
         return Error::in("hosts", "empty host list", text);
     for (std::size_t start = 0; start <= text.size();) {
@@ -209,17 +220,17 @@ Result<std::vector<HostSpec>> parse_hosts(std::string_view text) {
         auto host = parse_host_token(token, text);
         if (!host)
             return host.error();
-        add_host(hosts, std::move(*host));
+        hosts.add(std::move(*host));
         if (comma == std::string_view::npos)
             break;
         start = comma + 1;
     }
-    return hosts;
+    return std::move(hosts).take();
 }
 
 Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, std::string_view path) {
     const std::string clean = without_block_comments(text);
-    std::vector<HostSpec> hosts;
+    HostList named;
     std::vector<std::string> excluded;
     std::size_t line_number = 0;
     for (std::size_t start = 0; start < clean.size();) {
@@ -237,8 +248,9 @@ Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, std::string_
         if (parsed->exclude)
             excluded.push_back(parsed->host.name);
         else
-            add_host(hosts, std::move(parsed->host));
+            named.add(std::move(parsed->host));
     }
+    std::vector<HostSpec> hosts = std::move(named).take();
     std::erase_if(hosts, [&](const HostSpec& h) {
         return std::find(excluded.begin(), excluded.end(), h.name) != excluded.end();
     });

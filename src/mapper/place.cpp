@@ -13,6 +13,8 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <string_view>
+#include <unordered_set>
 
 #include "mapper/placement.h"
 
@@ -38,17 +40,20 @@ std::string device_spec(const MapPolicy& map) {
 
 class AppPlacer {
 public:
-    AppPlacer(std::span<const Node> nodes, std::vector<NodeUsage>& usage, AppPolicy& policy,
-              bool oversubscribe, const std::string& label, std::span<const std::string> hosts)
+    AppPlacer(std::span<const Node> nodes, std::vector<NodeUsage>& usage, Cpusets& cpusets,
+              AppPolicy& policy, bool oversubscribe, const std::string& label,
+              std::span<const std::string> hosts)
         : nodes_(nodes),
           usage_(usage),
+          cpusets_(cpusets),
           policy_(policy),
           oversubscribe_(oversubscribe),
           label_(label) {
+        // A set: an app's -H may name thousands of the job's nodes.
+        const std::unordered_set<std::string_view> named_hosts(hosts.begin(), hosts.end());
         for (unsigned n = 0; n < nodes.size(); ++n) {
             snapshot_.push_back(usage[n].free_pus);
-            const bool named = hosts.empty() ||
-                               std::find(hosts.begin(), hosts.end(), nodes[n].name) != hosts.end();
+            const bool named = hosts.empty() || named_hosts.contains(nodes[n].name);
             if (named && !(policy.map.nolocal && nodes[n].local))
                 eligible_.push_back(n);
         }
@@ -98,6 +103,7 @@ private:
 
     std::span<const Node> nodes_;
     std::vector<NodeUsage>& usage_;
+    Cpusets& cpusets_;
     AppPolicy& policy_;
     bool oversubscribe_;
     const std::string& label_;
@@ -115,8 +121,9 @@ private:
 bool AppPlacer::try_place(unsigned n, const Target& target, bool need_cpu) {
     const Node& node = nodes_[n];
     auto& bound = bound_[n];
-    if (const auto level = bound_object(policy_.bind.to); level && bound.empty())
-        bound.assign(node.topology.count(*level), 0);
+    if (bound.empty())
+        if (const auto level = bound_object(policy_.bind.to))
+            bound.assign(node.topology.count(*level), 0);
     const BindRequest request{policy_.bind.to,
                               policy_.cpus,
                               std::max(policy_.map.pes, 1u),
@@ -124,7 +131,7 @@ bool AppPlacer::try_place(unsigned n, const Target& target, bool need_cpu) {
                               &snapshot_[n],
                               policy_.bind.limit,
                               &bound};
-    auto binding = bind_in(node.topology, usage_[n].free_pus, target.region, request);
+    auto binding = bind_in(node.topology, usage_[n].free_pus, target.region, request, cpusets_);
     if (binding && binding->object >= 0 && static_cast<std::size_t>(binding->object) < bound.size())
         ++bound[binding->object];
     if (!binding) {
@@ -133,9 +140,15 @@ bool AppPlacer::try_place(unsigned n, const Target& target, bool need_cpu) {
             return false;
         binding = Binding{};
     }
-    usage_[n].free_pus -= binding->claimed;
+    // Erased in place: a difference of sets would build a new one per task.
+    IdSet& free_pus = usage_[n].free_pus;
+    if (binding->claims_cpus)
+        for (const IdSet::Range& r : binding->cpus->ranges())
+            free_pus.erase(r.lo, r.hi);
+    else
+        free_pus.erase(binding->claimed.lo, binding->claimed.hi);
     ++usage_[n].tasks;
-    placed_.push_back(Placed{n, target.object, std::move(binding->cpus), target.gpus});
+    placed_.push_back(Placed{n, target.object, binding->cpus, target.gpus});
     --remaining_;
     return true;
 }
@@ -327,6 +340,7 @@ Status AppPlacer::place_on_pe_list() {
             policy_.cpus == CpuUnit::kHwthread ? ObjectType::kPu : ObjectType::kCore;
         std::vector<IdSet> cpus;
         IdSet all;
+        const IdSet* kept_all = nullptr;
         for (const IdSet::Id cpu : policy_.map.pe_list) {
             if (cpu >= topology.count(unit))
                 return Error("map-by", label_ + ": pe-list CPU " + std::to_string(cpu) +
@@ -344,8 +358,11 @@ Status AppPlacer::place_on_pe_list() {
             if (!try_place(n, Target{-1, region, {}}))
                 break;
             // Unordered, every task may run on the whole list.
-            if (!placed_.back().cpus.empty() && !policy_.map.ordered)
-                placed_.back().cpus = all;
+            if (placed_.back().cpus != nullptr && !policy_.map.ordered) {
+                if (kept_all == nullptr)
+                    kept_all = keep(cpusets_, all);
+                placed_.back().cpus = kept_all;
+            }
             --budget;
         }
     }
@@ -468,7 +485,7 @@ Result<IdSet> AppPlacer::cpu_region(unsigned n, const CpuList& list,
 void AppPlacer::place_exactly(unsigned n, const IdSet& cpus) {
     usage_[n].free_pus -= cpus;
     ++usage_[n].tasks;
-    placed_.push_back(Placed{n, -1, cpus, {}});
+    placed_.push_back(Placed{n, -1, cpus.empty() ? nullptr : keep(cpusets_, cpus), {}});
 }
 
 }  // namespace
@@ -592,29 +609,28 @@ Result<std::vector<Placed>> AppPlacer::place(unsigned nprocs) {
 }
 
 Result<std::vector<Placed>> place_sequential(std::span<const Node> nodes,
-                                             std::vector<NodeUsage>& usage, AppPolicy& policy,
-                                             unsigned nprocs, std::span<const SeqLine> lines,
+                                             std::vector<NodeUsage>& usage, Cpusets& cpusets,
+                                             AppPolicy& policy, unsigned nprocs,
+                                             std::span<const SeqLine> lines,
                                              const std::string& label,
                                              std::span<const std::string> hosts) {
-    AppPlacer placer(nodes, usage, policy, true, label, hosts);
+    AppPlacer placer(nodes, usage, cpusets, policy, true, label, hosts);
     return placer.place_sequential(nprocs, lines);
 }
 
-Result<std::vector<Placed>> place_by_rankfile(std::span<const Node> nodes,
-                                              std::vector<NodeUsage>& usage, AppPolicy& policy,
-                                              unsigned nprocs, unsigned first_rank,
-                                              std::span<const RankfileLine> lines,
-                                              const std::string& label,
-                                              std::span<const std::string> hosts) {
-    AppPlacer placer(nodes, usage, policy, true, label, hosts);
+Result<std::vector<Placed>> place_by_rankfile(
+    std::span<const Node> nodes, std::vector<NodeUsage>& usage, Cpusets& cpusets, AppPolicy& policy,
+    unsigned nprocs, unsigned first_rank, std::span<const RankfileLine> lines,
+    const std::string& label, std::span<const std::string> hosts) {
+    AppPlacer placer(nodes, usage, cpusets, policy, true, label, hosts);
     return placer.place_ranked(nprocs, first_rank, lines);
 }
 
 Result<std::vector<Placed>> place_app(std::span<const Node> nodes, std::vector<NodeUsage>& usage,
-                                      AppPolicy& policy, unsigned nprocs, bool oversubscribe,
-                                      const std::string& label,
+                                      Cpusets& cpusets, AppPolicy& policy, unsigned nprocs,
+                                      bool oversubscribe, const std::string& label,
                                       std::span<const std::string> hosts) {
-    AppPlacer placer(nodes, usage, policy, oversubscribe, label, hosts);
+    AppPlacer placer(nodes, usage, cpusets, policy, oversubscribe, label, hosts);
     return placer.place(nprocs);
 }
 

@@ -479,28 +479,6 @@ std::optional<ObjectType> mapped_object(const MapPolicy& map) {
     }
 }
 
-std::optional<ObjectType> bound_object(BindTo to) {
-    switch (to) {
-        case BindTo::kHwthread:
-            return ObjectType::kPu;
-        case BindTo::kCore:
-            return ObjectType::kCore;
-        case BindTo::kL1Cache:
-            return ObjectType::kL1Cache;
-        case BindTo::kL2Cache:
-            return ObjectType::kL2Cache;
-        case BindTo::kL3Cache:
-            return ObjectType::kL3Cache;
-        case BindTo::kNuma:
-            return ObjectType::kNuma;
-        case BindTo::kPackage:
-            return ObjectType::kPackage;
-        case BindTo::kNone:
-            return std::nullopt;
-    }
-    return std::nullopt;
-}
-
 bool maps_on_objects(const MapPolicy& map) {
     return mapped_object(map).has_value();
 }
