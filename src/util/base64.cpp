@@ -1,0 +1,89 @@
+#include "util/base64.h"
+
+#include <array>
+#include <cstdint>
+
+namespace gantry {
+namespace {
+
+constexpr std::string_view kAlphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+constexpr std::array<std::int8_t, 256> make_values() {
+    std::array<std::int8_t, 256> values{};
+    values.fill(-1);
+    for (std::size_t i = 0; i < kAlphabet.size(); ++i)
+        values[static_cast<unsigned char>(kAlphabet[i])] = static_cast<std::int8_t>(i);
+    return values;
+}
+constexpr std::array<std::int8_t, 256> kValues = make_values();
+
+Error unexpected(char c, std::size_t offset) {
+    const std::string shown = c >= 0x20 && c < 0x7f ? std::string(1, c) : "\\x" + [&] {
+        static constexpr char kHex[] = "0123456789abcdef";
+        const auto byte = static_cast<unsigned char>(c);
+        return std::string{kHex[byte >> 4], kHex[byte & 15]};
+    }();
+    return Error("base64", "unexpected '" + shown + "' at offset " + std::to_string(offset));
+}
+
+}  // namespace
+
+std::string base64_encode(std::string_view bytes) {
+    std::string text;
+    text.reserve((bytes.size() + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const std::uint32_t n = static_cast<unsigned char>(bytes[i]) << 16 |
+                                static_cast<unsigned char>(bytes[i + 1]) << 8 |
+                                static_cast<unsigned char>(bytes[i + 2]);
+        text += kAlphabet[n >> 18];
+        text += kAlphabet[n >> 12 & 63];
+        text += kAlphabet[n >> 6 & 63];
+        text += kAlphabet[n & 63];
+    }
+    const std::size_t rest = bytes.size() - i;
+    if (rest > 0) {
+        std::uint32_t n = static_cast<unsigned char>(bytes[i]) << 16;
+        if (rest == 2)
+            n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+        text += kAlphabet[n >> 18];
+        text += kAlphabet[n >> 12 & 63];
+        text += rest == 2 ? kAlphabet[n >> 6 & 63] : '=';
+        text += '=';
+    }
+    return text;
+}
+
+Result<std::string> base64_decode(std::string_view text) {
+    if (text.size() % 4 != 0)
+        return Error("base64", "length " + std::to_string(text.size()) +
+                                   " is not a multiple of 4");
+    std::string bytes;
+    bytes.reserve(text.size() / 4 * 3);
+    for (std::size_t i = 0; i < text.size(); i += 4) {
+        const bool last = i + 4 == text.size();
+        std::uint32_t n = 0;
+        int padding = 0;
+        for (std::size_t k = 0; k < 4; ++k) {
+            const char c = text[i + k];
+            if (c == '=' && last && k >= 2 && (k == 3 || text[i + 3] == '=')) {
+                ++padding;
+                n <<= 6;
+                continue;
+            }
+            const std::int8_t value = kValues[static_cast<unsigned char>(c)];
+            if (value < 0 || padding > 0)
+                return unexpected(c, i + k);
+            n = n << 6 | static_cast<std::uint32_t>(value);
+        }
+        bytes += static_cast<char>(n >> 16);
+        if (padding < 2)
+            bytes += static_cast<char>(n >> 8 & 0xff);
+        if (padding < 1)
+            bytes += static_cast<char>(n & 0xff);
+    }
+    return bytes;
+}
+
+}  // namespace gantry

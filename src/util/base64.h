@@ -1,0 +1,18 @@
+// Base64 (RFC 4648, standard alphabet, with padding): how the API carries
+// the bytes of a task's output, which need not be UTF-8, inside JSON.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "util/error.h"
+
+namespace gantry {
+
+std::string base64_encode(std::string_view bytes);
+// Refuses a length that is not a multiple of 4, a character outside the
+// alphabet and padding anywhere but at the end:
+// `base64: unexpected '*' at offset 5`.
+Result<std::string> base64_decode(std::string_view text);
+
+}  // namespace gantry

@@ -1,0 +1,35 @@
+#include "util/base64.h"
+
+#include <gtest/gtest.h>
+
+namespace gantry {
+namespace {
+
+// RFC 4648 section 10.
+TEST(Base64, RfcVectors) {
+    const std::pair<std::string_view, std::string_view> vectors[] = {
+        {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    for (const auto& [bytes, text] : vectors) {
+        EXPECT_EQ(base64_encode(bytes), text);
+        EXPECT_EQ(base64_decode(text).value(), bytes);
+    }
+}
+
+TEST(Base64, EveryByteRoundTrips) {
+    std::string bytes;
+    for (int c = 0; c < 256; ++c)
+        bytes += static_cast<char>(c);
+    EXPECT_EQ(base64_decode(base64_encode(bytes)).value(), bytes);
+}
+
+TEST(Base64, BadInput) {
+    EXPECT_EQ(base64_decode("Zm9").error().str(), "base64: length 3 is not a multiple of 4");
+    EXPECT_EQ(base64_decode("Zm9v*A==").error().str(), "base64: unexpected '*' at offset 4");
+    EXPECT_EQ(base64_decode("Zg==Zm9v").error().str(), "base64: unexpected '=' at offset 2");
+    EXPECT_EQ(base64_decode("Z===").error().str(), "base64: unexpected '=' at offset 1");
+    EXPECT_EQ(base64_decode("Zm\n=").error().str(), "base64: unexpected '\\x0a' at offset 2");
+}
+
+}  // namespace
+}  // namespace gantry
