@@ -1,0 +1,92 @@
+// The job manager of an instance: takes jobspecs, keeps every job's record
+// in the store as it happens, queues jobs in the scheduler, maps each
+// allocated job inside its R and runs its shell (a child of the broker,
+// src/broker/exec.h), and serves the job methods of the API to front ends.
+//
+// States and events (Flux RFC 21 names):
+//
+//   NEW      `submit` {"userid","urgency"}
+//   DEPEND   waits for its dependencies; `depend` {} once they are met
+//   SCHED    queued; `alloc` {} when the scheduler gives it R
+//   RUN      `start` {} once its tasks have started; `finish` {"status":W}
+//            with the job's wait status (W = exit code << 8, or the signal)
+//   CLEANUP  `release` {"ranks":"all","final":true}
+//   INACTIVE `clean` {}
+//
+// `exception` {"type","severity":0,"note","userid"} may come at any point
+// before INACTIVE: cancel, dependency, exec (the job could not start),
+// lost (the broker ended while the job ran). A job that never ran goes
+// straight to INACTIVE after it; a running one is terminated first.
+//
+// Methods (params -> result; ids are integers; errors are one line):
+//
+//   job.submit   {"jobspec":{...}}        -> {"id":N}
+//   job.list     {"states":["RUN",...], "name":S, "limit":N}   (all optional)
+//                -> {"jobs":[SUMMARY...]}  newest first
+//   job.info     {"id"}                   -> SUMMARY + {"jobspec","R","taskmap",
+//                                             "eventlog":[EVENT...],
+//                                             "task_exits":[{"rank","wait_status"}]}
+//   job.eventlog {"id","follow":bool}     -> stream of {"events":[EVENT...]};
+//                                             with follow, ends after `clean`
+//   job.attach   {"id"}                   -> stream: first {"jobspec":{...}}, then
+//                                             {"output":[CHUNK...]} and
+//                                             {"events":[EVENT...]} as they come,
+//                                             last SUMMARY (the job is INACTIVE)
+//   job.stdin    {"id","data":BASE64,"eof":bool}  -> {}   (RUN only)
+//   job.kill     {"id","signal":N}        -> {}   (RUN only; default SIGTERM)
+//   job.cancel   {"id"}                   -> {}   pending: removed; running:
+//                                             SIGTERM, SIGKILL after its kill timeout
+//   job.urgency  {"id","urgency":N}       -> {}   (pending only)
+//   job.wait     {"id"} | {"all":true}    -> SUMMARY once INACTIVE |
+//                                             {"jobs":[SUMMARY...]} of every job
+//                                             active when asked, once all are
+//   job.purge    {"id"} | {}              -> {"purged":N}  (INACTIVE jobs only)
+//
+//   SUMMARY = {"id","name","state","urgency","userid","submit_time","state_time",
+//              "ntasks","exit_code" (null until known),
+//              "exception" (null, or {"type","note"} of the first fatal one)}
+//   EVENT   = {"seq","time","name","context"}
+//   CHUNK   = {"seq","stream":"stdout"|"stderr","rank","data":BASE64};
+//             rank -1 is the shell's own messages ("gantry: task 3 ... killed")
+#pragma once
+
+#include <memory>
+
+#include "broker/broker.h"
+#include "broker/store.h"
+#include "formats/rset.h"
+#include "util/error.h"
+#include "util/json.h"
+
+namespace gantry::broker {
+
+struct JobCounts {
+    std::size_t pending = 0;  // NEW, DEPEND, SCHED
+    std::size_t running = 0;  // RUN, CLEANUP
+    std::size_t inactive = 0;
+};
+
+class JobManager {
+public:
+    // Opens (or creates) the job store in `state_dir`; a job found unfinished
+    // there was lost with the broker that ran it: it gets an `exception`
+    // (type "lost") and becomes INACTIVE. Registers the job.* methods.
+    static Result<std::unique_ptr<JobManager>> open(asio::io_context& loop, Broker& broker,
+                                                    const std::string& state_dir,
+                                                    const ResourceSet& inventory);
+    ~JobManager();
+    JobManager(const JobManager&) = delete;
+    JobManager& operator=(const JobManager&) = delete;
+
+    JobCounts counts() const;
+    // Terminates every running job and waits for their shells (the instance
+    // is ending); `done` runs on the loop once none is left.
+    void stop(std::function<void()> done);
+
+private:
+    struct Impl;
+    explicit JobManager(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gantry::broker
