@@ -20,6 +20,10 @@ public:
     static Environment inherited();
     // From "NAME=VALUE" entries; an entry without '=' is ignored, as getenv does.
     static Environment from_entries(const std::vector<std::string>& entries);
+    // From a jobspec's attributes.environment: names and values as stored.
+    static Environment from_map(const std::map<std::string, std::string>& variables);
+    // The same variables as a jobspec stores them.
+    std::map<std::string, std::string> to_map() const;
 
     std::optional<std::string_view> get(std::string_view name) const;
     void set(std::string name, std::string value);

@@ -1,10 +1,12 @@
-// From a node's launch plan and the options of `gantry run` to the Job the
-// shell runs: each task's environment, directory and the job's PMI data.
+// From a jobspec's launch options and a node's launch plan to the Job the
+// shell runs: each task's environment, directory, stdio, limits and the
+// job's PMI data. `gantry run` and an instance's broker both go through here.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "formats/jobspec.h"
 #include "mapper/launch_plan.h"
 #include "mapper/map.h"
 #include "shell/environment.h"
@@ -31,6 +33,15 @@ struct LaunchSettings {
     std::optional<mode_t> umask;
 };
 
+// The shell's settings of `spec`'s job, mapped as `map`: the apps' env
+// rules and directories, stdio, time limit, kill timeout, rlimits and umask.
+// Relative paths (--cwd, --env-file, an --input file, --output and --error
+// templates) are taken from attributes.cwd. Checks what the shell would only
+// find when starting tasks, with `gantry run`'s messages: a --cwd that is no
+// directory, --input ranks beyond the job's or an unreadable file, an
+// unknown --rlimit or bad value, a --umask that is not octal.
+Result<LaunchSettings> launch_settings(const Jobspec& spec, const JobMap& map, std::string job_id);
+
 // The job's PMI data: its KVS name, size, app numbers and server keys.
 // The server keys of the job's PMI KVS: PMI_process_mapping (left out, with
 // a warning in `warning`, when longer than a client takes),
@@ -44,5 +55,12 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
                           const std::vector<std::string>& app_commands,
                           const LaunchSettings& settings, pmi::JobInfo pmi,
                           const Environment& origin);
+
+// This machine's share of `spec`'s job: the plan of `map`'s local node (the
+// one named as this host), its tasks starting from attributes.environment,
+// with the job's PMI data. `warning` gets what pmi_job warns of. Errors: no
+// task on this machine, a bad --env rule or file.
+Result<Job> local_job(const Jobspec& spec, const JobMap& map, const LaunchSettings& settings,
+                      std::string& warning);
 
 }  // namespace gantry::shell

@@ -1,0 +1,45 @@
+// The command line of `gantry run` and `gantry submit`: job and app options
+// before each command, apps separated by ':', all of it read into one
+// Jobspec, the representation the mapper, the shell and an instance's
+// broker work from (docs/jobspec.md says which option fills which key).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/jobspec.h"
+#include "util/error.h"
+
+namespace gantry::cli {
+
+struct RunCommand {
+    Jobspec jobspec;       // every option of the command line
+    bool dry_run = false;  // --dry-run / --do-not-launch / --runtime-options donotlaunch
+    bool help = false;     // -h / --help: nothing else is checked beyond the options
+    // The scheduling options given (-N, -c, -g, --exclusive, --urgency,
+    // --begin-time, --dependency and their long spellings), as spelled, in
+    // order: only an instance acts on them, so a front end without one
+    // refuses them by name.
+    std::vector<std::string> scheduling_options;
+};
+
+// Reads argv (argv[0] is the subcommand's name) into a RunCommand. `command`
+// is "run" or "submit": the domain of the messages and the command their
+// hints name (`run: unknown option "--x" (see gantry run --help)`).
+//
+// Checked here, with one message each: the options and their values
+// (policies, task counts, --display items, durations, scheduling values),
+// the segments' commands, and --resources, whose file is read now into
+// resources.R. Carried as given and checked by the layers that use them:
+// hosts and hostfiles, the topology, --input, --rlimit, --umask, env rules
+// and --cwd (map_jobspec, shell::launch_settings). Relative paths are kept
+// relative; those layers take them from attributes.cwd.
+//
+// Also filled: attributes.cwd (this process's directory),
+// attributes.environment (its environment), attributes.name (--job-name,
+// else the base name of app 0's program), and begin_time in seconds since
+// the epoch (`--begin-time +5m` counts from now).
+Result<RunCommand> parse_run_command(std::string_view command, int argc, char** argv);
+
+}  // namespace gantry::cli
