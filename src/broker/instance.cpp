@@ -184,6 +184,18 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
         return system_error("cannot remove the old socket " + socket, errno);
     if (auto listening = instance->broker_.listen(socket); !listening)
         return listening.error();
+    std::string program = instance->options_.shell_program;
+    if (program.empty()) {
+        std::error_code failure;
+        program = std::filesystem::read_symlink("/proc/self/exe", failure).string();
+        if (failure)
+            return error("cannot find the gantry executable: " + failure.message());
+    }
+    auto jobs = JobManager::open(instance->loop_, instance->broker_, instance->state_dir_,
+                                 instance->options_.inventory, program);
+    if (!jobs)
+        return jobs.error();
+    instance->jobs_ = std::move(*jobs);
     instance->register_methods();
     return instance;
 }
@@ -232,6 +244,7 @@ Json Instance::info() const {
     const double uptime =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     const uid_t owner = broker_.owner();
+    const JobCounts counts = jobs_->counts();
     return Json{
         {"uri", broker_.uri()},
         {"owner", {{"uid", owner}, {"name", user_name(owner)}}},
@@ -241,7 +254,8 @@ Json Instance::info() const {
         {"cores", options_.inventory.ncores()},
         {"gpus", options_.inventory.ngpus()},
         {"uptime", uptime},
-        {"jobs", {{"pending", 0}, {"running", 0}, {"inactive", 0}}},
+        {"jobs",
+         {{"pending", counts.pending}, {"running", counts.running}, {"inactive", counts.inactive}}},
     };
 }
 
@@ -341,40 +355,22 @@ Status Instance::spawn_initial_program() {
     }
     ::setpgid(pid, pid);  // also here, so that a signal forwarded now reaches it
     initial_pid_ = pid;
-    // The system call itself: glibc 2.36's <sys/pidfd.h> lacks extern "C".
-    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (pidfd < 0) {
-        const int number = errno;
+    auto exit = ChildExit::watch(loop_, pid, [this](int status) { initial_program_ended(status); });
+    if (!exit) {
         ::kill(-pid, SIGKILL);
         int status = 0;
         ::waitpid(pid, &status, 0);
         initial_pid_ = -1;
-        return system_error("cannot watch the initial program (pidfd_open)", number);
+        return exit.error();
     }
-    initial_pidfd_.emplace(loop_, pidfd);
-    wait_initial_program();
+    initial_exit_.emplace(std::move(*exit));
     return {};
-}
-
-void Instance::wait_initial_program() {
-    initial_pidfd_->async_wait(asio::posix::stream_descriptor::wait_read,
-                               [this](const asio::error_code& failure) {
-                                   if (failure == asio::error::operation_aborted)
-                                       return;
-                                   int status = 0;
-                                   const pid_t reaped = ::waitpid(initial_pid_, &status, WNOHANG);
-                                   if (reaped == 0 || (reaped < 0 && errno == EINTR)) {
-                                       wait_initial_program();
-                                       return;
-                                   }
-                                   initial_program_ended(reaped < 0 ? 0 : status);
-                               });
 }
 
 void Instance::initial_program_ended(int wait_status) {
     exit_code_ = exit_code_of(wait_status);
     initial_pid_ = -1;
-    initial_pidfd_.reset();
+    initial_exit_.reset();
     if (foreground_)
         give_terminal(::getpgrp());
     end();
@@ -384,7 +380,8 @@ void Instance::end() {
     if (ending_)
         return;
     ending_ = true;
-    broker_.close([this] { loop_.stop(); });
+    // Running jobs are terminated and recorded before the API goes.
+    jobs_->stop([this] { broker_.close([this] { loop_.stop(); }); });
 }
 
 Result<int> run_instance(InstanceOptions options) {

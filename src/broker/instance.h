@@ -10,7 +10,8 @@
 // `socket`, the API's Unix socket, removed at the end. The instance's URI
 // is unix://STATE_DIR/socket.
 //
-// Methods: instance.info, instance.shutdown {"force":bool}.
+// Methods: instance.info, instance.shutdown {"force":bool}, and the job
+// manager's job.* (src/broker/jobs.h).
 #pragma once
 
 #include <sys/types.h>
@@ -26,6 +27,8 @@
 #include <asio/signal_set.hpp>
 
 #include "broker/broker.h"
+#include "broker/child.h"
+#include "broker/jobs.h"
 #include "formats/rset.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -38,6 +41,9 @@ struct InstanceOptions {
     // argv of the initial program, looked up in PATH; empty: none, and the
     // instance runs until instance.shutdown, SIGTERM or SIGINT.
     std::vector<std::string> initial_program;
+    // The gantry executable, which runs each job's shell (`gantry
+    // job-shell`); empty: the running executable (/proc/self/exe).
+    std::string shell_program;
 };
 
 // This machine as an inventory: rank 0 with its host name and the cores and
@@ -80,7 +86,6 @@ private:
     Instance(InstanceOptions options, std::string state_dir, bool temporary, int lock_fd);
     void register_methods();
     Status spawn_initial_program();
-    void wait_initial_program();
     void initial_program_ended(int wait_status);
     void catch_signals();
     void end();
@@ -91,8 +96,9 @@ private:
     bool temporary_;
     int lock_fd_;
     Broker broker_;
+    std::unique_ptr<JobManager> jobs_;
     asio::signal_set signals_;
-    std::optional<asio::posix::stream_descriptor> initial_pidfd_;
+    std::optional<ChildExit> initial_exit_;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     pid_t initial_pid_ = -1;   // the initial program, while it runs
     bool foreground_ = false;  // the initial program was given the terminal

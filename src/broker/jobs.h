@@ -50,7 +50,9 @@
 //             rank -1 is the shell's own messages ("gantry: task 3 ... killed")
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "broker/broker.h"
 #include "broker/store.h"
@@ -70,10 +72,13 @@ class JobManager {
 public:
     // Opens (or creates) the job store in `state_dir`; a job found unfinished
     // there was lost with the broker that ran it: it gets an `exception`
-    // (type "lost") and becomes INACTIVE. Registers the job.* methods.
+    // (type "lost") and becomes INACTIVE; one still waiting waits again.
+    // Registers the job.* methods. Job shells run `shell_program job-shell`
+    // (the gantry executable).
     static Result<std::unique_ptr<JobManager>> open(asio::io_context& loop, Broker& broker,
                                                     const std::string& state_dir,
-                                                    const ResourceSet& inventory);
+                                                    const ResourceSet& inventory,
+                                                    const std::string& shell_program);
     ~JobManager();
     JobManager(const JobManager&) = delete;
     JobManager& operator=(const JobManager&) = delete;

@@ -114,7 +114,8 @@ int start_main(int argc, char** argv) {
         const int code = fail(resources.error());
         return options.resources ? code : kExitRuntime;  // hwloc failing is no user error
     }
-    broker::InstanceOptions instance{options.state_dir, std::move(*resources), std::move(command)};
+    broker::InstanceOptions instance{
+        options.state_dir, std::move(*resources), std::move(command), {}};
 
     if (options.daemon) {
         std::cout.flush();

@@ -1,0 +1,243 @@
+#include "broker/exec.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <asio/write.hpp>
+
+#include "shell/fd.h"
+
+namespace gantry::broker {
+
+namespace {
+
+constexpr std::string_view kDomain = "exec";
+
+// The job shell's descriptors: fixed numbers, as `gantry job-shell` expects.
+constexpr int kSupervisorFd = 3;
+constexpr int kHeaderFd = 4;
+
+Error system_error(const std::string& what, int number) {
+    return Error(std::string(kDomain), what + ": " + std::strerror(number));
+}
+
+// The header in an anonymous file: the shell reads it at its pace, and the
+// broker never waits for a pipe to drain.
+Result<shell::Fd> header_file(const Json& header) {
+    shell::Fd fd(::memfd_create("gantry-job", MFD_CLOEXEC));
+    if (!fd)
+        return system_error("memfd_create", errno);
+    const std::string text = to_compact(header);
+    std::size_t written = 0;
+    while (written < text.size()) {
+        const ssize_t n = ::write(fd.get(), text.data() + written, text.size() - written);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return system_error("writing the job's header", errno);
+        written += static_cast<std::size_t>(n);
+    }
+    if (::lseek(fd.get(), 0, SEEK_SET) != 0)
+        return system_error("lseek", errno);
+    return fd;
+}
+
+}  // namespace
+
+// --- WriteQueue ----------------------------------------------------------------
+
+WriteQueue::WriteQueue(asio::io_context& loop, int fd) : stream_(loop, fd) {
+    stream_.non_blocking(true);
+}
+
+void WriteQueue::write(std::string_view bytes) {
+    if (closed() || closing_)
+        return;
+    queue_.append(bytes);
+    write_some();
+}
+
+void WriteQueue::close_when_written() {
+    closing_ = true;
+    if (!writing_ && queue_.empty() && stream_.is_open())
+        stream_.close();
+}
+
+void WriteQueue::write_some() {
+    if (writing_)
+        return;
+    if (queue_.empty()) {
+        if (closing_ && stream_.is_open())
+            stream_.close();
+        return;
+    }
+    writing_ = true;
+    stream_.async_write_some(
+        asio::buffer(queue_), [this](const asio::error_code& failure, std::size_t written) {
+            writing_ = false;
+            if (failure) {
+                // The reader has gone: nothing more to say to it.
+                queue_.clear();
+                if (failure != asio::error::operation_aborted && stream_.is_open())
+                    stream_.close();
+                return;
+            }
+            queue_.erase(0, written);
+            write_some();
+        });
+}
+
+// --- ShellProcess -------------------------------------------------------------
+
+Result<std::unique_ptr<ShellProcess>> ShellProcess::start(asio::io_context& loop,
+                                                          const std::string& program,
+                                                          const Json& header, Handlers handlers) {
+    auto socket = shell::make_socket_pair();
+    if (!socket)
+        return socket.error();
+    auto input = shell::make_pipe();
+    if (!input)
+        return input.error();
+    auto header_fd = header_file(header);
+    if (!header_fd)
+        return header_fd.error();
+    // Above 4, so that the child's dup2 onto 0, 3 and 4 clobbers none of them.
+    auto child_socket = shell::at_least(std::move(socket->write), kHeaderFd + 1);
+    auto child_input = shell::at_least(std::move(input->read), kHeaderFd + 1);
+    auto child_header = shell::at_least(std::move(*header_fd), kHeaderFd + 1);
+    if (!child_socket || !child_input || !child_header)
+        return system_error("fcntl", errno);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0)
+        return system_error("/dev/null", errno);
+    shell::Fd null_fd(null);
+
+    // Everything the child needs is made before fork(): it only calls the system.
+    const std::string name = "gantry";
+    const std::string subcommand = "job-shell";
+    std::vector<char*> argv = {const_cast<char*>(name.c_str()),
+                               const_cast<char*>(subcommand.c_str()), nullptr};
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        return system_error("fork", errno);
+    if (pid == 0) {
+        // Its own process group: a terminal's signals to the broker's group
+        // do not reach it; the broker decides what the job gets.
+        ::setpgid(0, 0);
+        if (::dup2(child_input->get(), STDIN_FILENO) < 0 ||
+            ::dup2(null_fd.get(), STDOUT_FILENO) < 0 ||
+            ::dup2(child_socket->get(), kSupervisorFd) < 0 ||
+            ::dup2(child_header->get(), kHeaderFd) < 0)
+            ::_exit(126);
+        ::close_range(kHeaderFd + 1, ~0U, 0);
+        ::signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
+        ::execv(program.c_str(), argv.data());
+        ::_exit(127);
+    }
+    ::setpgid(pid, pid);
+    std::unique_ptr<ShellProcess> process(new ShellProcess(
+        loop, pid, socket->read.release(), input->write.release(), std::move(handlers)));
+    ShellProcess* self = process.get();
+    auto exit = ChildExit::watch(loop, pid, [self](int wait_status) {
+        self->wait_status_ = wait_status;
+        self->finish_if_done();
+    });
+    if (!exit) {
+        ::kill(-pid, SIGKILL);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        process->pid_ = -1;
+        return exit.error();
+    }
+    process->exit_.emplace(std::move(*exit));
+    process->read_records();
+    return process;
+}
+
+ShellProcess::ShellProcess(asio::io_context& loop, pid_t pid, int socket, int stdin_pipe,
+                           Handlers handlers)
+    : loop_(loop), pid_(pid), handlers_(std::move(handlers)), socket_(loop, socket) {
+    socket_.non_blocking(true);
+    control_.emplace(loop, ::fcntl(socket, F_DUPFD_CLOEXEC, 0));
+    stdin_.emplace(loop, stdin_pipe);
+}
+
+ShellProcess::~ShellProcess() {
+    if (pid_ > 0 && !wait_status_) {
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+        int status = 0;
+        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+void ShellProcess::signal(int number) {
+    control_->write(shell::records::encode(
+        shell::records::Control{shell::records::Control::Kind::Signal, number}));
+}
+
+void ShellProcess::terminate() {
+    control_->write(
+        shell::records::encode(shell::records::Control{shell::records::Control::Kind::Terminate}));
+}
+
+Status ShellProcess::write_stdin(std::string_view bytes) {
+    if (!stdin_open())
+        return Error(std::string(kDomain), "the job's stdin is closed");
+    stdin_->write(bytes);
+    return {};
+}
+
+void ShellProcess::close_stdin() {
+    if (stdin_)
+        stdin_->close_when_written();
+}
+
+void ShellProcess::read_records() {
+    socket_.async_read_some(asio::buffer(buffer_),
+                            [this](const asio::error_code& failure, std::size_t size) {
+                                if (failure == asio::error::operation_aborted)
+                                    return;
+                                if (failure) {  // end of file: the shell has closed its end
+                                    socket_done_ = true;
+                                    finish_if_done();
+                                    return;
+                                }
+                                reader_.append(std::string_view(buffer_.data(), size));
+                                for (;;) {
+                                    auto record = reader_.next();
+                                    if (!record) {
+                                        socket_done_ = true;
+                                        if (!wait_status_)
+                                            ::kill(-pid_, SIGKILL);
+                                        handlers_.broken(record.error());
+                                        finish_if_done();
+                                        return;
+                                    }
+                                    if (!*record)
+                                        break;
+                                    handlers_.record(std::move(**record));
+                                }
+                                read_records();
+                            });
+}
+
+void ShellProcess::finish_if_done() {
+    if (ended_ || !socket_done_ || !wait_status_)
+        return;
+    ended_ = true;
+    handlers_.ended(*wait_status_);
+}
+
+}  // namespace gantry::broker

@@ -1,0 +1,1116 @@
+#include "broker/jobs.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "broker/exec.h"
+#include "broker/scheduler.h"
+#include "formats/jobspec.h"
+#include "formats/taskmap.h"
+#include "mapper/jobspec_map.h"
+#include "shell/exit_status.h"
+#include "topo/topology.h"
+#include "util/base64.h"
+
+namespace gantry::broker {
+
+namespace {
+
+// The rank under which a shell's own messages are stored and sent (-1 in the API).
+constexpr std::uint32_t kShellRank = std::numeric_limits<std::uint32_t>::max();
+// Output sent to a follower in one reply at most.
+constexpr std::size_t kReplyBytes = std::size_t{1} << 20;
+// Stdin a front end may send before the job's tasks have started.
+constexpr std::size_t kEarlyStdinBytes = std::size_t{16} << 20;
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+Json event_json(const JobEvent& event) {
+    return {
+        {"seq", event.seq}, {"time", event.time}, {"name", event.name}, {"context", event.context}};
+}
+
+Json chunk_json(const OutputChunk& chunk) {
+    return {{"seq", chunk.seq},
+            {"stream", to_string(chunk.stream)},
+            {"rank", chunk.rank == kShellRank ? std::int64_t{-1} : std::int64_t{chunk.rank}},
+            {"data", base64_encode(chunk.bytes)}};
+}
+
+// --- Parameters ----------------------------------------------------------------
+
+Error param_error(const api::Request& request, const std::string& message) {
+    return Error(request.method, message);
+}
+
+Result<JobId> id_param(const api::Request& request) {
+    const auto found = request.params.find("id");
+    if (found == request.params.end())
+        return param_error(request, "\"id\" is missing");
+    if (!found->is_number_unsigned() || found->get<std::uint64_t>() == 0)
+        return param_error(request, "\"id\" must be a positive integer");
+    return found->get<JobId>();
+}
+
+Result<bool> bool_param(const api::Request& request, const char* key) {
+    const auto found = request.params.find(key);
+    if (found == request.params.end())
+        return false;
+    if (!found->is_boolean())
+        return param_error(request, "\"" + std::string(key) + "\" is " + json_type_name(*found) +
+                                        ", expected a boolean");
+    return found->get<bool>();
+}
+
+Result<std::int64_t> int_param(const api::Request& request, const char* key,
+                               std::int64_t fallback) {
+    const auto found = request.params.find(key);
+    if (found == request.params.end())
+        return fallback;
+    if (!found->is_number_integer())
+        return param_error(request, "\"" + std::string(key) + "\" is " + json_type_name(*found) +
+                                        ", expected an integer");
+    return found->get<std::int64_t>();
+}
+
+Error no_such_job(JobId id) {
+    return Error("job " + std::to_string(id), "no such job");
+}
+
+// --- Jobs in the instance ------------------------------------------------------
+
+// The scheduler's request of a jobspec.
+Request request_of(const Jobspec& spec) {
+    Request request;
+    request.nodes = spec.resources.nodes;
+    std::uint32_t ntasks = 0;
+    for (const Jobspec::App& app : spec.apps)
+        ntasks += app.ntasks;
+    request.ntasks = std::max(ntasks, spec.resources.ntasks);
+    request.cores_per_task = std::max<std::uint32_t>(1, spec.resources.cores_per_task);
+    request.gpus_per_task = spec.resources.gpus_per_task;
+    request.exclusive = spec.resources.exclusive;
+    request.time_limit = spec.attributes.time_limit;
+    return request;
+}
+
+// What an instance accepts of a jobspec: its nodes are the instance's.
+Status check_for_instance(const Jobspec& spec) {
+    if (!spec.job.hosts.empty() || !spec.job.hostfile.empty())
+        return Error("job.submit",
+                     "-H and --hostfile name hosts; inside an instance the "
+                     "scheduler chooses them (give -N, -n, -c, -g)");
+    if (!spec.job.topology.empty())
+        return Error("job.submit", "--topology simulates nodes, where nothing can run");
+    for (std::size_t k = 1; k < spec.apps.size(); ++k) {
+        if (!spec.apps[k].hosts.empty() || !spec.apps[k].hostfile.empty())
+            return Error("job.submit", "app " + std::to_string(k) +
+                                           ": -H and --hostfile name hosts; inside an instance "
+                                           "the scheduler chooses them");
+        if (spec.apps[k].ntasks == 0 || spec.apps[0].ntasks == 0)
+            return Error("job.submit", "app " + std::to_string(spec.apps[k].ntasks == 0 ? k : 0) +
+                                           " has no -n: every app of an MPMD program needs one "
+                                           "inside an instance");
+    }
+    return {};
+}
+
+// The jobspec the shell runs inside `R`: one task per allocated slot when
+// the command line gave no -n, and -c cores bound to each task.
+Jobspec placed_jobspec(Jobspec spec, const ResourceSet& R) {
+    if (spec.apps.size() == 1 && spec.apps[0].ntasks == 0)
+        spec.apps[0].ntasks = static_cast<std::uint32_t>(
+            std::max<std::int64_t>(1, R.nslots().value_or(static_cast<std::int64_t>(R.nnodes()))));
+    if (spec.resources.cores_per_task > 1 && spec.apps[0].map_by.empty())
+        spec.apps[0].map_by = "slot:PE=" + std::to_string(spec.resources.cores_per_task);
+    return spec;
+}
+
+std::uint64_t ntasks_of_record(const JobRecord& record) {
+    if (record.taskmap)
+        if (auto map = TaskMap::parse(*record.taskmap); map && !map->empty())
+            return map->ntasks();
+    std::uint64_t ntasks = 0;
+    if (auto document = parse_json("jobspec", record.jobspec); document && document->is_object())
+        for (const Json& app : document->value("apps", Json::array()))
+            if (app.is_object())
+                ntasks += app.value("ntasks", std::uint64_t{0});
+    return ntasks;
+}
+
+}  // namespace
+
+// --- The manager ---------------------------------------------------------------
+
+struct JobManager::Impl {
+    // A job that is not INACTIVE.
+    struct Active {
+        JobId id = 0;
+        Jobspec spec;
+        JobState state = JobState::New;
+        std::uint32_t owner = 0;
+        std::optional<ResourceSet> R;  // once allocated
+        bool in_scheduler = false;     // queued or holding R there
+        std::unique_ptr<ShellProcess> shell;
+        std::vector<TaskExit> task_exits;
+        std::optional<std::string> exception;  // the first fatal one's type
+        std::string early_stdin;               // sent before the tasks started
+        bool early_eof = false;
+        bool lost_R = false;  // held R when the broker that ran it ended
+    };
+    // A front end that follows a job's eventlog, or its output too.
+    struct Follower {
+        Responder responder;
+        JobId id = 0;
+        bool output = false;  // job.attach
+        bool follow = true;
+        std::uint64_t event_seq = 0;
+        std::uint64_t output_seq = 0;
+    };
+    struct AllWaiter {
+        Responder responder;
+        std::vector<JobId> ids;
+        std::set<JobId> left;
+    };
+
+    Impl(asio::io_context& loop, Broker& broker, Store store, const ResourceSet& inventory,
+         Topology topology, std::string shell_program)
+        : loop(loop),
+          broker(broker),
+          store(std::move(store)),
+          scheduler(inventory),
+          inventory(inventory),
+          topology(std::move(topology)),
+          shell_program(std::move(shell_program)),
+          begin_timer(loop) {}
+
+    asio::io_context& loop;
+    Broker& broker;
+    Store store;
+    Scheduler scheduler;
+    ResourceSet inventory;
+    Topology topology;
+    std::string shell_program;
+    asio::steady_timer begin_timer;
+    std::map<JobId, Active> active;
+    std::multimap<JobId, JobId> dependents;  // job -> jobs waiting for its end
+    std::multimap<JobId, std::shared_ptr<Follower>> followers;
+    std::multimap<JobId, Responder> waiters;
+    std::vector<std::shared_ptr<AllWaiter>> all_waiters;
+    std::set<JobId> touched;  // jobs whose followers have news
+    bool pump_posted = false;
+    bool schedule_posted = false;
+    std::function<void()> on_stopped;
+
+    // --- Records -------------------------------------------------------------
+
+    // A failure to write the record is the instance's, not the job's: it is
+    // reported where it happens and the job goes on.
+    template <class T>
+    void check(const Result<T>& result) {
+        if (!result)
+            report(result.error());
+    }
+    void report(const Error& error) {
+        ::dprintf(STDERR_FILENO, "gantry: %s\n", error.str().c_str());
+    }
+
+    void post_event(Active& job, std::string_view name, const Json& context = Json::object()) {
+        check(store.append_event(job.id, now(), name, context));
+        touch(job.id);
+    }
+    void enter(Active& job, JobState state) {
+        job.state = state;
+        check(store.set_state(job.id, state, now()));
+    }
+
+    // --- Submitting ----------------------------------------------------------
+
+    Result<JobId> submit(const Json& document, const Peer& peer) {
+        auto spec = Jobspec::from_json(document);
+        if (!spec)
+            return spec.error();
+        if (auto status = check_for_instance(*spec); !status)
+            return status.error();
+        const Request request = request_of(*spec);
+        if (spec->resources.R) {
+            if (!spec->resources.R->diff(inventory).empty())
+                return Error("job.submit", "--resources: not in the instance: " +
+                                               spec->resources.R->diff(inventory).short_form());
+        } else if (auto fits = scheduler.feasible(request); !fits) {
+            return fits.error();
+        }
+        for (const Jobspec::Dependency& dependency : spec->attributes.dependencies)
+            if (!active.contains(dependency.id) && !store.job(dependency.id))
+                return Error("job.submit",
+                             "--dependency=" + std::string(dependency_type_name(dependency.type)) +
+                                 ":" + std::to_string(dependency.id) + ": no such job");
+        // The policies and options are checked now, on the whole inventory
+        // (or the given R), so that a job that cannot be mapped is refused
+        // rather than failing later.
+        const ResourceSet& pool = spec->resources.R ? *spec->resources.R : inventory;
+        if (auto map = map_jobspec(placed_jobspec(*spec, pool), topology, pool); !map)
+            return map.error();
+
+        NewJob record{spec->encode(), spec->attributes.name, peer.uid, now(),
+                      spec->attributes.urgency};
+        auto id = store.create_job(record);
+        if (!id)
+            return id.error();
+        Active& job = active[*id];
+        job.id = *id;
+        job.spec = std::move(*spec);
+        job.owner = peer.uid;
+        enter(job, JobState::Depend);
+        touch(job.id);
+        resolve_dependencies(job);
+        return *id;
+    }
+
+    // --- Restarting ----------------------------------------------------------
+
+    // The jobs a broker left unfinished on this state directory: those that
+    // ran were lost with it (their shells killed their tasks when it ended);
+    // those waiting wait again, in their order.
+    Status restore() {
+        auto unfinished = store.unfinished_jobs();
+        if (!unfinished)
+            return unfinished.error();
+        for (const JobId id : *unfinished) {
+            auto record = store.job(id);
+            if (!record)
+                return record.error();
+            Active& job = active[id];
+            job.id = id;
+            job.owner = record->owner;
+            job.state = record->state;
+            auto spec = Jobspec::parse(record->jobspec);
+            if (spec)
+                job.spec = std::move(*spec);
+            if (!spec || job.state == JobState::Run || job.state == JobState::Cleanup) {
+                job.lost_R = record->R.has_value();
+                raise(job, "lost",
+                      spec ? "the broker ended while the job ran"
+                           : "its jobspec cannot be read: " + spec.error().str());
+                continue;
+            }
+            if (job.state == JobState::Sched) {
+                queue(job);
+                continue;
+            }
+            enter(job, JobState::Depend);
+            resolve_dependencies(job);
+        }
+        return {};
+    }
+
+    // --- Dependencies --------------------------------------------------------
+
+    enum class Verdict { Waiting, Met, Never };
+
+    Verdict verdict_of(const Jobspec::Dependency& dependency) {
+        if (active.contains(dependency.id))
+            return Verdict::Waiting;
+        auto record = store.job(dependency.id);
+        if (!record)
+            return Verdict::Never;  // purged
+        const bool ok = record->exit_code == 0;
+        switch (dependency.type) {
+            case Jobspec::Dependency::Type::kAfterAny:
+                return Verdict::Met;
+            case Jobspec::Dependency::Type::kAfterOk:
+                return ok ? Verdict::Met : Verdict::Never;
+            case Jobspec::Dependency::Type::kAfterNotOk:
+                return ok ? Verdict::Never : Verdict::Met;
+        }
+        return Verdict::Never;
+    }
+
+    void resolve_dependencies(Active& job) {
+        bool waiting = false;
+        for (const Jobspec::Dependency& dependency : job.spec.attributes.dependencies) {
+            switch (verdict_of(dependency)) {
+                case Verdict::Never:
+                    raise(job, "dependency",
+                          std::string(dependency_type_name(dependency.type)) + ":" +
+                              std::to_string(dependency.id) + " can never be satisfied");
+                    return;
+                case Verdict::Waiting:
+                    waiting = true;
+                    break;
+                case Verdict::Met:
+                    break;
+            }
+        }
+        if (waiting) {
+            for (const Jobspec::Dependency& dependency : job.spec.attributes.dependencies)
+                dependents.emplace(dependency.id, job.id);
+            return;
+        }
+        post_event(job, "depend");
+        enter(job, JobState::Sched);
+        queue(job);
+    }
+
+    // A job has ended: those that waited for it may go on.
+    void release_dependents(JobId ended) {
+        std::set<JobId> waiting;
+        const auto [first, last] = dependents.equal_range(ended);
+        for (auto it = first; it != last; ++it)
+            waiting.insert(it->second);
+        dependents.erase(first, last);
+        for (const JobId id : waiting) {
+            const auto job = active.find(id);
+            if (job == active.end() || job->second.state != JobState::Depend)
+                continue;
+            // Still listed under its other dependencies: forget those first.
+            std::erase_if(dependents, [id](const auto& entry) { return entry.second == id; });
+            resolve_dependencies(job->second);
+        }
+    }
+
+    // --- Scheduling ----------------------------------------------------------
+
+    void queue(Active& job) {
+        if (job.spec.resources.R) {
+            start_immediately(job);
+            return;
+        }
+        const PendingJob pending{job.id, request_of(job.spec), job.spec.attributes.urgency,
+                                 job.spec.attributes.begin_time};
+        if (auto added = scheduler.add(pending); !added) {
+            raise(job, "alloc", added.error().str());
+            return;
+        }
+        job.in_scheduler = true;
+        schedule_soon();
+    }
+
+    // RFC 8's immediate execution: the owner's explicit resources, no queue.
+    void start_immediately(Active& job) {
+        const ResourceSet& R = *job.spec.resources.R;
+        if (auto held = scheduler.restore(job.id, R, now(), job.spec.attributes.time_limit);
+            !held) {
+            raise(job, "alloc", "--resources: " + held.error().str());
+            return;
+        }
+        job.in_scheduler = true;
+        start(job, R);
+    }
+
+    void schedule_soon() {
+        if (schedule_posted)
+            return;
+        schedule_posted = true;
+        asio::post(loop, [this] {
+            schedule_posted = false;
+            schedule();
+        });
+    }
+
+    void schedule() {
+        const double time = now();
+        for (const Allocation& allocation : scheduler.schedule(time)) {
+            const auto job = active.find(allocation.id);
+            if (job != active.end())
+                start(job->second, allocation.R);
+        }
+        begin_timer.cancel();
+        if (const auto next = scheduler.next_begin_time(time)) {
+            begin_timer.expires_after(std::chrono::milliseconds(
+                static_cast<std::int64_t>(std::ceil((*next - time) * 1000))));
+            begin_timer.async_wait([this](const asio::error_code& failure) {
+                if (!failure)
+                    schedule_soon();
+            });
+        }
+    }
+
+    // --- Running -------------------------------------------------------------
+
+    void start(Active& job, const ResourceSet& R) {
+        job.R = R;
+        {
+            auto transaction = store.transaction();
+            check(store.append_event(job.id, now(), "alloc"));
+            check(store.set_state(job.id, JobState::Run, now()));
+            check(store.set_R(job.id, R.encode()));
+            if (transaction)
+                check(transaction->commit());
+        }
+        job.state = JobState::Run;
+        touch(job.id);
+        const Jobspec placed = placed_jobspec(job.spec, R);
+        auto map = map_jobspec(placed, topology, R);
+        if (!map) {
+            raise(job, "exec", map.error().str());
+            return;
+        }
+        check(store.set_taskmap(job.id, task_map(*map).to_json()));
+        const Json header = {
+            {"id", std::to_string(job.id)}, {"jobspec", placed.to_json()}, {"R", R.to_json()}};
+        const JobId id = job.id;
+        ShellProcess::Handlers handlers{
+            [this, id](shell::records::Record&& record) { on_record(id, std::move(record)); },
+            [this, id](const Error& error) {
+                if (const auto job = active.find(id); job != active.end())
+                    raise(job->second, "exec", "the job shell failed: " + error.str());
+            },
+            [this, id](int wait_status) {
+                asio::post(loop, [this, id, wait_status] { on_shell_end(id, wait_status); });
+            },
+        };
+        auto shell = ShellProcess::start(loop, shell_program, header, std::move(handlers));
+        if (!shell) {
+            raise(job, "exec", shell.error().str());
+            return;
+        }
+        job.shell = std::move(*shell);
+        if (!job.early_stdin.empty())
+            (void)job.shell->write_stdin(std::exchange(job.early_stdin, {}));
+        if (job.early_eof)
+            job.shell->close_stdin();
+        if (job.exception)  // canceled while starting
+            job.shell->terminate();
+    }
+
+    void on_record(JobId id, shell::records::Record&& record) {
+        const auto found = active.find(id);
+        if (found == active.end())
+            return;
+        Active& job = found->second;
+        using Kind = shell::records::Record::Kind;
+        switch (record.kind) {
+            case Kind::Stdout:
+            case Kind::Stderr:
+                check(store.append_output(
+                    id, record.kind == Kind::Stdout ? OutputStream::Stdout : OutputStream::Stderr,
+                    record.rank, record.bytes));
+                if (followers.contains(id))
+                    touch(id);
+                break;
+            case Kind::Message:
+                check(store.append_output(id, OutputStream::Stderr, kShellRank, record.bytes));
+                if (followers.contains(id))
+                    touch(id);
+                break;
+            case Kind::Started:
+                post_event(job, "start");
+                break;
+            case Kind::Exit:
+                job.task_exits.push_back({record.rank, record.wait_status});
+                break;
+        }
+    }
+
+    void on_shell_end(JobId id, int wait_status) {
+        const auto found = active.find(id);
+        if (found == active.end())
+            return;
+        Active& job = found->second;
+        job.shell.reset();
+        std::sort(job.task_exits.begin(), job.task_exits.end(),
+                  [](const TaskExit& a, const TaskExit& b) { return a.rank < b.rank; });
+        {
+            auto transaction = store.transaction();
+            check(store.flush());
+            check(store.record_task_exits(id, job.task_exits));
+            check(store.append_event(id, now(), "finish", {{"status", wait_status}}));
+            check(store.set_exit_code(id, shell::exit_code_of(wait_status)));
+            check(store.set_state(id, JobState::Cleanup, now()));
+            if (transaction)
+                check(transaction->commit());
+        }
+        job.state = JobState::Cleanup;
+        clean_up(job);
+    }
+
+    // CLEANUP: the job's R goes back, then INACTIVE.
+    void clean_up(Active& job) {
+        auto transaction = store.transaction();
+        if (job.in_scheduler) {
+            const bool allocated = scheduler.find_running(job.id) != nullptr;
+            check(allocated ? scheduler.release(job.id) : scheduler.remove(job.id));
+            job.in_scheduler = false;
+            if (allocated)
+                check(store.append_event(job.id, now(), "release",
+                                         {{"ranks", "all"}, {"final", true}}));
+        }
+        if (job.lost_R)
+            check(
+                store.append_event(job.id, now(), "release", {{"ranks", "all"}, {"final", true}}));
+        check(store.set_state(job.id, JobState::Cleanup, now()));
+        check(store.append_event(job.id, now(), "clean"));
+        check(store.set_state(job.id, JobState::Inactive, now()));
+        if (transaction)
+            check(transaction->commit());
+        const JobId id = job.id;
+        active.erase(id);  // `job` is gone from here on
+        touch(id);
+        schedule_soon();
+        answer_waiters(id);
+        release_dependents(id);
+        if (on_stopped && none_running())
+            std::exchange(on_stopped, nullptr)();
+    }
+
+    // A fatal exception: a job that has not started ends now; a running one
+    // is terminated and ends when its shell does.
+    void raise(Active& job, const std::string& type, const std::string& note,
+               std::uint32_t userid = 0) {
+        if (!job.exception)
+            job.exception = type;
+        post_event(job, "exception",
+                   {{"type", type}, {"severity", 0}, {"note", note}, {"userid", userid}});
+        if (job.shell) {
+            job.shell->terminate();
+            return;
+        }
+        clean_up(job);
+    }
+
+    bool none_running() const {
+        return std::none_of(active.begin(), active.end(),
+                            [](const auto& entry) { return entry.second.shell != nullptr; });
+    }
+
+    // --- Summaries -----------------------------------------------------------
+
+    std::optional<Json> first_exception(JobId id) {
+        auto events = store.events(id);
+        if (!events)
+            return std::nullopt;
+        for (const JobEvent& event : *events)
+            if (event.name == "exception")
+                return Json{{"type", event.context.value("type", "")},
+                            {"note", event.context.value("note", "")}};
+        return std::nullopt;
+    }
+
+    Json summary(const JobRecord& record) {
+        Json exception = nullptr;
+        if (auto found = first_exception(record.id))
+            exception = *found;
+        return {{"id", record.id},
+                {"name", record.name},
+                {"state", to_string(record.state)},
+                {"urgency", record.urgency},
+                {"userid", record.owner},
+                {"submit_time", record.submit_time},
+                {"state_time", record.state_time},
+                {"ntasks", ntasks_of_record(record)},
+                {"exit_code", record.exit_code ? Json(*record.exit_code) : Json(nullptr)},
+                {"exception", exception}};
+    }
+
+    Result<Json> summary(JobId id) {
+        auto record = store.job(id);
+        if (!record)
+            return no_such_job(id);
+        return summary(*record);
+    }
+
+    // --- Followers -----------------------------------------------------------
+
+    void touch(JobId id) {
+        if (!followers.contains(id))
+            return;
+        touched.insert(id);
+        if (pump_posted)
+            return;
+        pump_posted = true;
+        asio::post(loop, [this] {
+            pump_posted = false;
+            pump();
+        });
+    }
+
+    void pump() {
+        // Output followers read what is committed: the buffer goes first.
+        check(store.flush());
+        const std::set<JobId> jobs = std::exchange(touched, {});
+        for (const JobId id : jobs) {
+            std::vector<std::shared_ptr<Follower>> of_job;
+            const auto [first, last] = followers.equal_range(id);
+            for (auto it = first; it != last; ++it)
+                of_job.push_back(it->second);
+            for (const auto& follower : of_job)
+                if (!feed(*follower))
+                    forget(follower);
+        }
+    }
+
+    // Sends what the follower has not seen; false once it is done with.
+    bool feed(Follower& follower) {
+        if (!follower.responder.connected() || follower.responder.done())
+            return false;
+        const bool ended = !active.contains(follower.id);
+        if (follower.output) {
+            for (;;) {
+                auto chunks =
+                    store.output(follower.id, {follower.output_seq, std::nullopt, kReplyBytes});
+                if (!chunks) {
+                    follower.responder.error(chunks.error());
+                    return false;
+                }
+                if (chunks->empty())
+                    break;
+                Json output = Json::array();
+                for (const OutputChunk& chunk : *chunks)
+                    output.push_back(chunk_json(chunk));
+                follower.output_seq = chunks->back().seq;
+                follower.responder.more({{"output", std::move(output)}});
+            }
+        }
+        auto events = store.events(follower.id, follower.event_seq);
+        if (!events) {
+            follower.responder.error(events.error());
+            return false;
+        }
+        Json list = Json::array();
+        for (const JobEvent& event : *events)
+            list.push_back(event_json(event));
+        if (!events->empty())
+            follower.event_seq = events->back().seq;
+        if (ended || !follower.follow) {
+            if (follower.output) {
+                if (!list.empty())
+                    follower.responder.more({{"events", std::move(list)}});
+                auto last = summary(follower.id);
+                if (last)
+                    follower.responder.result(*last);
+                else
+                    follower.responder.error(last.error());
+            } else {
+                follower.responder.result({{"events", std::move(list)}});
+            }
+            return false;
+        }
+        if (!list.empty())
+            follower.responder.more({{"events", std::move(list)}});
+        return true;
+    }
+
+    void forget(const std::shared_ptr<Follower>& follower) {
+        const auto [first, last] = followers.equal_range(follower->id);
+        for (auto it = first; it != last; ++it)
+            if (it->second == follower) {
+                followers.erase(it);
+                return;
+            }
+    }
+
+    void follow(Responder responder, JobId id, bool output, bool keep_following) {
+        auto record = store.job(id);
+        if (!record) {
+            responder.error(record.error());
+            return;
+        }
+        auto follower = std::make_shared<Follower>(
+            Follower{std::move(responder), id, output, keep_following, 0, 0});
+        if (output)
+            follower->responder.more({{"jobspec", *parse_json("jobspec", record->jobspec)}});
+        check(store.flush());
+        if (feed(*follower))
+            followers.emplace(id, follower);
+    }
+
+    // --- Waiting -------------------------------------------------------------
+
+    void answer_waiters(JobId id) {
+        const auto [first, last] = waiters.equal_range(id);
+        if (first != last) {
+            auto result = summary(id);
+            for (auto it = first; it != last; ++it) {
+                if (result)
+                    it->second.result(*result);
+                else
+                    it->second.error(result.error());
+            }
+            waiters.erase(first, last);
+        }
+        for (auto it = all_waiters.begin(); it != all_waiters.end();) {
+            AllWaiter& waiter = **it;
+            waiter.left.erase(id);
+            if (!waiter.left.empty()) {
+                ++it;
+                continue;
+            }
+            answer_all(waiter);
+            it = all_waiters.erase(it);
+        }
+    }
+
+    void answer_all(AllWaiter& waiter) {
+        Json jobs = Json::array();
+        for (const JobId id : waiter.ids)
+            if (auto result = summary(id))
+                jobs.push_back(*result);
+        waiter.responder.result({{"jobs", std::move(jobs)}});
+    }
+
+    // --- Methods -------------------------------------------------------------
+
+    void register_methods();
+    Active* running_job(const api::Request& request, JobId id, Responder& responder);
+};
+
+// A method that answers at once: its result, or its error.
+#define GANTRY_ANSWER(responder, expression)         \
+    do {                                             \
+        auto answer_ = (expression);                 \
+        if (answer_)                                 \
+            (responder).result(std::move(*answer_)); \
+        else                                         \
+            (responder).error(answer_.error());      \
+    } while (false)
+
+JobManager::Impl::Active* JobManager::Impl::running_job(const api::Request& request, JobId id,
+                                                        Responder& responder) {
+    const auto job = active.find(id);
+    if (job == active.end()) {
+        if (store.job(id))
+            responder.error(Error("job " + std::to_string(id), "has ended"));
+        else
+            responder.error(no_such_job(id));
+        return nullptr;
+    }
+    (void)request;
+    return &job->second;
+}
+
+void JobManager::Impl::register_methods() {
+    broker.register_method("job.submit", [this](const api::Request& request, Responder responder) {
+        const auto jobspec = request.params.find("jobspec");
+        if (jobspec == request.params.end()) {
+            responder.error(param_error(request, "\"jobspec\" is missing"));
+            return;
+        }
+        auto id = submit(*jobspec, responder.peer());
+        if (id)
+            responder.result({{"id", *id}});
+        else
+            responder.error(id.error());
+    });
+
+    broker.register_method("job.list", [this](const api::Request& request, Responder responder) {
+        JobFilter filter;
+        const Json& params = request.params;
+        if (const auto states = params.find("states"); states != params.end()) {
+            if (!states->is_array()) {
+                responder.error(param_error(request, "\"states\" must be an array of names"));
+                return;
+            }
+            for (const Json& name : *states) {
+                const auto state =
+                    name.is_string() ? parse_job_state(name.get<std::string>()) : std::nullopt;
+                if (!state) {
+                    responder.error(param_error(request, "unknown state " + to_compact(name) +
+                                                             " (NEW, DEPEND, SCHED, RUN, "
+                                                             "CLEANUP, INACTIVE)"));
+                    return;
+                }
+                filter.states.push_back(*state);
+            }
+        }
+        if (const auto name = params.find("name"); name != params.end() && name->is_string())
+            filter.name = name->get<std::string>();
+        auto limit = int_param(request, "limit", 0);
+        if (!limit || *limit < 0) {
+            responder.error(limit ? param_error(request, "\"limit\" must not be negative")
+                                  : limit.error());
+            return;
+        }
+        filter.limit = static_cast<std::size_t>(*limit);
+        auto records = store.list(filter);
+        if (!records) {
+            responder.error(records.error());
+            return;
+        }
+        Json jobs = Json::array();
+        for (const JobRecord& record : *records)
+            jobs.push_back(summary(record));
+        responder.result({{"jobs", std::move(jobs)}});
+    });
+
+    broker.register_method("job.info", [this](const api::Request& request, Responder responder) {
+        auto id = id_param(request);
+        if (!id) {
+            responder.error(id.error());
+            return;
+        }
+        auto record = store.job(*id);
+        if (!record) {
+            responder.error(no_such_job(*id));
+            return;
+        }
+        Json info = summary(*record);
+        info["jobspec"] = *parse_json("jobspec", record->jobspec);
+        info["R"] = record->R ? *parse_json("R", *record->R) : Json(nullptr);
+        info["taskmap"] =
+            record->taskmap ? *parse_json("taskmap", *record->taskmap) : Json(nullptr);
+        Json eventlog = Json::array();
+        if (auto events = store.events(*id))
+            for (const JobEvent& event : *events)
+                eventlog.push_back(event_json(event));
+        info["eventlog"] = std::move(eventlog);
+        Json exits = Json::array();
+        if (auto tasks = store.task_exits(*id))
+            for (const TaskExit& task : *tasks)
+                exits.push_back({{"rank", task.rank}, {"wait_status", task.wait_status}});
+        info["task_exits"] = std::move(exits);
+        responder.result(info);
+    });
+
+    broker.register_method("job.eventlog",
+                           [this](const api::Request& request, Responder responder) {
+                               auto id = id_param(request);
+                               auto keep = bool_param(request, "follow");
+                               if (!id || !keep) {
+                                   responder.error(!id ? id.error() : keep.error());
+                                   return;
+                               }
+                               follow(std::move(responder), *id, false, *keep);
+                           });
+
+    broker.register_method("job.attach", [this](const api::Request& request, Responder responder) {
+        auto id = id_param(request);
+        if (!id) {
+            responder.error(id.error());
+            return;
+        }
+        follow(std::move(responder), *id, true, true);
+    });
+
+    broker.register_method("job.stdin", [this](const api::Request& request, Responder responder) {
+        auto id = id_param(request);
+        auto eof = bool_param(request, "eof");
+        if (!id || !eof) {
+            responder.error(!id ? id.error() : eof.error());
+            return;
+        }
+        std::string bytes;
+        if (const auto data = request.params.find("data"); data != request.params.end()) {
+            auto decoded =
+                data->is_string()
+                    ? base64_decode(data->get<std::string>())
+                    : Result<std::string>(param_error(request, "\"data\" must be a base64 string"));
+            if (!decoded) {
+                responder.error(decoded.error());
+                return;
+            }
+            bytes = std::move(*decoded);
+        }
+        Active* job = running_job(request, *id, responder);
+        if (!job)
+            return;
+        if (job->shell) {
+            if (!bytes.empty())
+                if (auto written = job->shell->write_stdin(bytes); !written) {
+                    responder.error(written.error());
+                    return;
+                }
+            if (*eof)
+                job->shell->close_stdin();
+        } else {
+            if (job->early_eof || job->early_stdin.size() + bytes.size() > kEarlyStdinBytes) {
+                responder.error(Error("job " + std::to_string(*id),
+                                      job->early_eof ? "its stdin is closed"
+                                                     : "over 16 MiB of stdin before it started"));
+                return;
+            }
+            job->early_stdin += bytes;
+            job->early_eof = *eof;
+        }
+        responder.result(Json::object());
+    });
+
+    broker.register_method("job.kill", [this](const api::Request& request, Responder responder) {
+        auto id = id_param(request);
+        auto number = int_param(request, "signal", SIGTERM);
+        if (!id || !number) {
+            responder.error(!id ? id.error() : number.error());
+            return;
+        }
+        if (*number < 1 || *number > shell::records::kMaxSignal) {
+            responder.error(param_error(
+                request, "signal " + std::to_string(*number) + " is not a signal number (1-64)"));
+            return;
+        }
+        Active* job = running_job(request, *id, responder);
+        if (!job)
+            return;
+        if (!job->shell) {
+            responder.error(Error("job " + std::to_string(*id),
+                                  "is not running (" + std::string(to_string(job->state)) + ")"));
+            return;
+        }
+        job->shell->signal(static_cast<int>(*number));
+        responder.result(Json::object());
+    });
+
+    broker.register_method("job.cancel", [this](const api::Request& request, Responder responder) {
+        auto id = id_param(request);
+        if (!id) {
+            responder.error(id.error());
+            return;
+        }
+        Active* job = running_job(request, *id, responder);
+        if (!job)
+            return;
+        responder.result(Json::object());
+        raise(*job, "cancel", "canceled by " + std::to_string(responder.peer().uid),
+              responder.peer().uid);
+    });
+
+    broker.register_method("job.urgency", [this](const api::Request& request, Responder responder) {
+        auto id = id_param(request);
+        auto urgency = int_param(request, "urgency", -1);
+        if (!id || !urgency) {
+            responder.error(!id ? id.error() : urgency.error());
+            return;
+        }
+        if (*urgency < 0 || *urgency > 31) {
+            responder.error(
+                param_error(request, "urgency " + std::to_string(*urgency) + " is not in 0-31"));
+            return;
+        }
+        Active* job = running_job(request, *id, responder);
+        if (!job)
+            return;
+        if (!scheduler.find_pending(*id)) {
+            responder.error(
+                Error("job " + std::to_string(*id),
+                      "is not waiting in the queue (" + std::string(to_string(job->state)) + ")"));
+            return;
+        }
+        check(scheduler.set_urgency(*id, static_cast<int>(*urgency)));
+        check(store.set_urgency(*id, static_cast<int>(*urgency)));
+        post_event(*job, "urgency", {{"urgency", *urgency}});
+        schedule_soon();
+        responder.result(Json::object());
+    });
+
+    broker.register_method("job.wait", [this](const api::Request& request, Responder responder) {
+        auto all = bool_param(request, "all");
+        if (!all) {
+            responder.error(all.error());
+            return;
+        }
+        if (*all) {
+            auto waiter = std::make_shared<AllWaiter>(AllWaiter{std::move(responder), {}, {}});
+            for (const auto& [id, job] : active) {
+                waiter->ids.push_back(id);
+                waiter->left.insert(id);
+            }
+            if (waiter->left.empty())
+                answer_all(*waiter);
+            else
+                all_waiters.push_back(waiter);
+            return;
+        }
+        auto id = id_param(request);
+        if (!id) {
+            responder.error(id.error());
+            return;
+        }
+        if (active.contains(*id)) {
+            waiters.emplace(*id, std::move(responder));
+            return;
+        }
+        GANTRY_ANSWER(responder, summary(*id));
+    });
+
+    broker.register_method("job.purge", [this](const api::Request& request, Responder responder) {
+        if (request.params.contains("id")) {
+            auto id = id_param(request);
+            if (!id) {
+                responder.error(id.error());
+                return;
+            }
+            if (!store.job(*id)) {
+                responder.error(no_such_job(*id));
+                return;
+            }
+            if (active.contains(*id)) {
+                responder.error(Error("job " + std::to_string(*id), "is still active"));
+                return;
+            }
+            if (auto purged = store.purge(*id); !purged) {
+                responder.error(purged.error());
+                return;
+            }
+            responder.result({{"purged", 1}});
+            return;
+        }
+        auto purged = store.purge_inactive();
+        if (purged)
+            responder.result({{"purged", *purged}});
+        else
+            responder.error(purged.error());
+    });
+}
+
+#undef GANTRY_ANSWER
+
+// --- JobManager ------------------------------------------------------------------
+
+Result<std::unique_ptr<JobManager>> JobManager::open(asio::io_context& loop, Broker& broker,
+                                                     const std::string& state_dir,
+                                                     const ResourceSet& inventory,
+                                                     const std::string& shell_program) {
+    auto store = Store::open(std::filesystem::path(state_dir) / Store::kFileName);
+    if (!store)
+        return store.error();
+    auto topology = Topology::local();
+    if (!topology)
+        return topology.error();
+    auto impl = std::make_unique<Impl>(loop, broker, std::move(*store), inventory,
+                                       std::move(*topology), shell_program);
+    if (auto restored = impl->restore(); !restored)
+        return restored.error();
+    impl->register_methods();
+    return std::unique_ptr<JobManager>(new JobManager(std::move(impl)));
+}
+
+JobManager::JobManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+JobManager::~JobManager() = default;
+
+JobCounts JobManager::counts() const {
+    JobCounts counts;
+    for (const auto& [id, job] : impl_->active) {
+        if (job.state == JobState::Run || job.state == JobState::Cleanup)
+            ++counts.running;
+        else
+            ++counts.pending;
+    }
+    if (auto inactive = impl_->store.list({{JobState::Inactive}}))
+        counts.inactive = inactive->size();
+    return counts;
+}
+
+void JobManager::stop(std::function<void()> done) {
+    if (impl_->none_running()) {
+        done();
+        return;
+    }
+    impl_->on_stopped = std::move(done);
+    for (auto& [id, job] : impl_->active)
+        if (job.shell)
+            impl_->raise(job, "shutdown", "the instance is ending");
+}
+
+}  // namespace gantry::broker
