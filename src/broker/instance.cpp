@@ -324,8 +324,11 @@ Status Instance::spawn_initial_program() {
     const std::string variable = std::string(api::kUriVariable) + "=";
     const std::string uri_entry = variable + uri();
     std::vector<char*> envp;
+    // A job id inherited from an enclosing instance's job means nothing
+    // here: the initial program is no job of this instance.
     for (char** entry = environ; *entry; ++entry)
-        if (!std::string_view(*entry).starts_with(variable))
+        if (!std::string_view(*entry).starts_with(variable) &&
+            !std::string_view(*entry).starts_with("GANTRY_JOB_ID="))
             envp.push_back(*entry);
     envp.push_back(const_cast<char*>(uri_entry.c_str()));
     envp.push_back(nullptr);

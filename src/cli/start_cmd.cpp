@@ -13,8 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/api.h"
 #include "broker/instance.h"
 #include "cli/command.h"
+#include "cli/instance_client.h"
 #include "formats/rset.h"
 
 namespace gantry::cli {
@@ -54,10 +56,41 @@ Error error(std::string message) {
     return Error(std::string(kDomain), std::move(message));
 }
 
-// The inventory: the R file given, checked, or this machine.
+// Inside a job of an instance (GANTRY_URI and GANTRY_JOB_ID set, as for a
+// job's tasks): that job's R, its ranks and cores counted from 0 as the
+// child instance sees them (this process is confined to those cores, and
+// its topology counts only them). Elsewhere: none.
+Result<std::optional<ResourceSet>> enclosing_job_resources() {
+    const char* uri = std::getenv(std::string(api::kUriVariable).c_str());
+    const char* job = std::getenv("GANTRY_JOB_ID");
+    if (!uri || !*uri || !job || !*job)
+        return std::optional<ResourceSet>{};
+    const auto id = parse_job_id(kDomain, job);
+    if (!id)
+        return id.error();
+    auto client = api::Client::connect(uri);
+    if (!client)
+        return client.error();
+    auto info = client->call("job.info", {{"id", *id}});
+    if (!info)
+        return info.error();
+    auto R = ResourceSet::from_json(info->value("R", Json()));
+    if (!R)
+        return error("the R of job " + std::string(job) + ": " + R.error().str());
+    return std::optional<ResourceSet>(R->remap());
+}
+
+// The inventory: the R file given, checked; inside a job, the job's R; or
+// this machine.
 Result<ResourceSet> inventory(const std::optional<std::string>& path) {
-    if (!path)
+    if (!path) {
+        auto enclosing = enclosing_job_resources();
+        if (!enclosing)
+            return enclosing.error();
+        if (*enclosing)
+            return std::move(**enclosing);
         return broker::local_inventory();
+    }
     std::ifstream in(*path, std::ios::binary);
     if (!in)
         return error("--resources: cannot read " + *path + ": " + std::strerror(errno));

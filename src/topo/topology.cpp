@@ -76,6 +76,18 @@ Result<hwloc_topology_t> load(std::string_view what, const std::string& source,
     return topology;
 }
 
+// A process confined to some CPUs (a job of an instance, taskset, a cgroup)
+// sees only those, numbered among themselves: a nested instance's R counts
+// its cores from 0 (RFC 20 remapping), and so does its topology.
+void restrict_to_binding(hwloc_topology_t topology) {
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    if (bound && hwloc_get_cpubind(topology, bound, HWLOC_CPUBIND_PROCESS) == 0 &&
+        !hwloc_bitmap_iszero(bound) &&
+        !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(topology), bound))
+        hwloc_topology_restrict(topology, bound, 0);
+    hwloc_bitmap_free(bound);
+}
+
 unsigned count_type(hwloc_topology_t topology, hwloc_obj_type_t type) {
     const int n = hwloc_get_nbobjs_by_type(topology, type);
     return n > 0 ? static_cast<unsigned>(n) : 0;
@@ -246,6 +258,7 @@ Result<Topology> Topology::local() {
     auto loaded = load("this machine", "", nullptr);
     if (!loaded)
         return loaded.error();
+    restrict_to_binding(*loaded);
     return Topology(*loaded);
 }
 

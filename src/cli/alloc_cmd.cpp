@@ -1,0 +1,208 @@
+// `gantry alloc` and `gantry batch`: a child instance as one job of the
+// current one. The job's one task is `gantry start CMD`, confined to the
+// allocated cores; that `gantry start` finds it runs inside a job and takes
+// the job's R, ranks and cores counted from 0, as its inventory. Reference:
+// docs/commands/alloc.md.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/api.h"
+#include "cli/attach.h"
+#include "cli/command.h"
+#include "cli/instance_client.h"
+#include "formats/jobspec.h"
+#include "util/duration.h"
+
+extern char** environ;
+
+namespace gantry::cli {
+
+namespace {
+
+constexpr std::string_view kAllocExamples = R"(Examples:
+  $ gantry alloc -n 4 sh -c 'gantry instance info | grep cores; gantry run -n 4 hostname'
+  cores      4
+  vm
+  vm
+  vm
+  vm
+  $ gantry alloc -n 2 -c 2 ./workflow.sh       (4 cores: 2 slots of 2)
+  $ gantry alloc -n 2                          (an interactive shell; exit ends it)
+
+The child instance's inventory is exactly the allocated R, its ranks and
+cores numbered from 0; inside it GANTRY_URI names the child, so gantry
+commands (submit, run, jobs, alloc...) go there. The parent lists it as one
+job, and releases its resources when CMD ends.
+
+Exit status: CMD's (the child instance's); 1 when it never ran (canceled,
+its dependency failed) or the instance fails; 2 on bad options or a request
+that can never fit.)";
+
+constexpr std::string_view kBatchExamples = R"(Examples:
+  $ gantry batch -n 4 ./steps.sh
+  12
+  $ gantry wait 12; gantry attach 12      (the script's output, kept by the parent)
+
+Like alloc, but returns at once with the job's id: SCRIPT runs as the child
+instance's initial program when the scheduler finds the resources, and its
+output is kept in the parent's record.
+
+Exit status: 0 once submitted; 1 when the instance fails; 2 on bad options
+or a request that can never fit.)";
+
+struct Request {
+    std::uint32_t nodes = 0;
+    std::uint32_t slots = 1;
+    std::uint32_t cores = 1;
+    std::uint32_t gpus = 0;
+    bool exclusive = false;
+    std::string time_limit;
+    std::string name;
+    int urgency = Jobspec::kUrgencyDefault;
+    std::optional<std::string> uri;
+    std::vector<std::string> command;
+};
+
+void add_request_options(CLI::App& app, Request& request) {
+    app.positionals_at_end();
+    app.add_option("-N,--nodes", request.nodes, "Nodes (default: as the slots take)");
+    app.add_option("-n,--nslots", request.slots, "Slots of -c cores and -g GPUs (default 1)");
+    app.add_option("-c,--cores-per-slot", request.cores, "Cores per slot (default 1)");
+    app.add_option("-g,--gpus-per-slot", request.gpus, "GPUs per slot (default 0)");
+    app.add_flag("--exclusive", request.exclusive, "Whole nodes");
+    app.add_option("-t,--time-limit", request.time_limit,
+                   "The child instance is terminated after DURATION (30s, 5m, 1h)")
+        ->type_name("DURATION");
+    app.add_option("--job-name", request.name, "The job's name in the parent's list");
+    app.add_option("--urgency", request.urgency, "0 (held) to 31 (first); default 16")
+        ->check(CLI::Range(0, 31));
+    add_uri_option(app, request.uri);
+}
+
+// The executable to run as the child's broker: this one.
+std::string gantry_path() {
+    std::error_code failure;
+    const auto path = std::filesystem::read_symlink("/proc/self/exe", failure);
+    return failure ? std::string("gantry") : path.string();
+}
+
+Result<Jobspec> child_jobspec(std::string_view domain, const Request& request,
+                              std::vector<std::string> command) {
+    Jobspec spec;
+    Jobspec::App app;
+    app.command = {gantry_path(), "start"};
+    app.command.insert(app.command.end(), command.begin(), command.end());
+    app.ntasks = 1;
+    // One broker on the allocation: confined to all of it, not bound to a slot.
+    app.map_by = "slot";
+    app.bind_to = "none";
+    spec.apps.push_back(std::move(app));
+    spec.resources.nodes = request.nodes;
+    spec.resources.ntasks = request.slots;
+    spec.resources.cores_per_task = request.cores;
+    spec.resources.gpus_per_task = request.gpus;
+    spec.resources.exclusive = request.exclusive;
+    if (!request.time_limit.empty()) {
+        auto limit = parse_duration(domain, request.time_limit);
+        if (!limit)
+            return limit.error();
+        spec.attributes.time_limit = std::chrono::duration<double>(*limit).count();
+    }
+    spec.attributes.name = !request.name.empty() ? request.name
+                           : command.empty()
+                               ? std::string(domain)
+                               : std::filesystem::path(command[0]).filename().string();
+    spec.attributes.urgency = request.urgency;
+    std::error_code failure;
+    spec.attributes.cwd = std::filesystem::current_path(failure).string();
+    for (char** entry = environ; *entry; ++entry) {
+        const std::string_view text(*entry);
+        const std::size_t equals = text.find('=');
+        if (equals != std::string_view::npos)
+            spec.attributes.environment.emplace(std::string(text.substr(0, equals)),
+                                                std::string(text.substr(equals + 1)));
+    }
+    return spec;
+}
+
+// Submits the child instance's job; its id, or the command's exit code.
+std::optional<std::uint64_t> submit(api::Client& client, const Jobspec& spec, int& exit_code) {
+    auto reply = client.call("job.submit", {{"jobspec", spec.to_json()}});
+    if (!reply) {
+        exit_code = runtime_failure(reply.error());
+        return std::nullopt;
+    }
+    return reply->value("id", std::uint64_t{0});
+}
+
+}  // namespace
+
+int alloc_main(int argc, char** argv) {
+    CLI::App app(
+        "Allocate resources and run CMD (default: an interactive shell) in a child "
+        "instance on them; the resources are released when CMD ends.",
+        "alloc");
+    app.footer(std::string(kAllocExamples));
+    Request request;
+    add_request_options(app, request);
+    app.add_option("CMD", request.command, "The child instance's initial program")->type_name("");
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    std::vector<std::string> command = request.command;
+    if (command.empty()) {
+        // The child's stdin is a pipe from here, never a terminal: the
+        // shell is asked to be interactive.
+        const char* shell = std::getenv("SHELL");
+        command = {shell && *shell ? shell : "/bin/sh", "-i"};
+    }
+    auto spec = child_jobspec("alloc", request, command);
+    if (!spec)
+        return fail(spec.error());
+    int exit_code = kExitOk;
+    const auto uri = instance_uri(request.uri, exit_code);
+    if (!uri)
+        return exit_code;
+    auto client = connect_instance(request.uri, exit_code);
+    if (!client)
+        return exit_code;
+    const auto id = submit(*client, *spec, exit_code);
+    if (!id)
+        return exit_code;
+    return attach_job(*client, *uri, *id, AttachOptions{});
+}
+
+int batch_main(int argc, char** argv) {
+    CLI::App app(
+        "Submit SCRIPT to run in a child instance on the resources asked for; print "
+        "the job's id and return.",
+        "batch");
+    app.footer(std::string(kBatchExamples));
+    Request request;
+    add_request_options(app, request);
+    app.add_option("SCRIPT", request.command, "The script and its arguments")
+        ->type_name("")
+        ->required();
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    auto spec = child_jobspec("batch", request, request.command);
+    if (!spec)
+        return fail(spec.error());
+    int exit_code = kExitOk;
+    auto client = connect_instance(request.uri, exit_code);
+    if (!client)
+        return exit_code;
+    const auto id = submit(*client, *spec, exit_code);
+    if (!id)
+        return exit_code;
+    std::cout << *id << '\n';
+    return kExitOk;
+}
+
+}  // namespace gantry::cli
