@@ -156,15 +156,27 @@ std::uint64_t ntasks_of_record(const JobRecord& record) {
 // --- The manager ---------------------------------------------------------------
 
 struct JobManager::Impl {
+    // One job.exec: a shell and the tasks it runs, ranks from `first_rank`
+    // in the job (each exec is a parallel program of its own for PMI).
+    struct Exec {
+        std::unique_ptr<ShellProcess> process;
+        std::uint32_t first_rank = 0;
+        ResourceSet R;  // the job's R when it started
+    };
     // A job that is not INACTIVE.
     struct Active {
         JobId id = 0;
         Jobspec spec;
         JobState state = JobState::New;
         std::uint32_t owner = 0;
-        std::optional<ResourceSet> R;  // once allocated
+        std::optional<ResourceSet> R;  // once allocated (or grown)
         bool in_scheduler = false;     // queued or holding R there
-        std::unique_ptr<ShellProcess> shell;
+        bool manual = false;           // made by job.new: runs until terminated
+        bool terminating = false;
+        std::vector<Jobspec::App> pending_apps;    // mapped, not executed yet
+        std::vector<std::unique_ptr<Exec>> execs;  // shells running
+        std::uint32_t next_rank = 0;               // of the next exec's first task
+        std::optional<int> finish_status;          // the first failing exec's, else the last's
         std::vector<TaskExit> task_exits;
         std::optional<std::string> exception;  // the first fatal one's type
         std::string early_stdin;               // sent before the tasks started
@@ -300,11 +312,11 @@ struct JobManager::Impl {
             auto spec = Jobspec::parse(record->jobspec);
             if (spec)
                 job.spec = std::move(*spec);
-            if (!spec || job.state == JobState::Run || job.state == JobState::Cleanup) {
-                job.lost_R = record->R.has_value();
+            if (job.state == JobState::Run || job.state == JobState::Cleanup || !spec) {
+                job.lost_R = job.state == JobState::Run || job.state == JobState::Cleanup;
                 raise(job, "lost",
-                      spec ? "the broker ended while the job ran"
-                           : "its jobspec cannot be read: " + spec.error().str());
+                      spec || job.lost_R ? "the broker ended while the job ran"
+                                         : "its jobspec cannot be read: " + spec.error().str());
                 continue;
             }
             if (job.state == JobState::Sched) {
@@ -441,6 +453,7 @@ struct JobManager::Impl {
 
     // --- Running -------------------------------------------------------------
 
+    // An allocated job (SCHED -> RUN): its apps run inside R as one exec.
     void start(Active& job, const ResourceSet& R) {
         job.R = R;
         {
@@ -453,41 +466,78 @@ struct JobManager::Impl {
         }
         job.state = JobState::Run;
         touch(job.id);
-        const Jobspec placed = placed_jobspec(job.spec, R);
-        auto map = map_jobspec(placed, topology, R);
+        job.pending_apps = job.spec.apps;
+        if (auto started = exec(job); !started)
+            raise(job, "exec", started.error().str());
+    }
+
+    // Starts the pending apps' tasks in one shell, inside the job's R.
+    // Returns the ranks they got in the job.
+    Result<IdSet> exec(Active& job) {
+        if (job.pending_apps.empty())
+            return Error("job " + std::to_string(job.id), "has no tasks to start (job.map first)");
+        if (!job.R || job.R->empty())
+            return Error("job " + std::to_string(job.id), "has no resources (job.grow first)");
+        // Tasks of an earlier exec keep their cores: this one gets the rest.
+        ResourceSet free = *job.R;
+        for (const auto& run : job.execs)
+            free = free.diff(run->R);
+        if (free.empty())
+            return Error("job " + std::to_string(job.id),
+                         "has no free resources: its running tasks hold them all (job.grow first)");
+        Jobspec spec = job.spec;
+        spec.apps = std::exchange(job.pending_apps, {});
+        const Jobspec placed = placed_jobspec(std::move(spec), free);
+        auto map = map_jobspec(placed, topology, free);
         if (!map) {
-            raise(job, "exec", map.error().str());
-            return;
+            job.pending_apps = placed.apps;
+            return map.error();
         }
-        check(store.set_taskmap(job.id, task_map(*map).to_json()));
+        const auto ntasks = static_cast<std::uint32_t>(map->tasks.size());
+        const std::string taskmap = task_map(*map).to_json();
+        if (job.next_rank == 0)  // the record keeps the first exec's
+            check(store.set_taskmap(job.id, taskmap));
         const Json header = {
-            {"id", std::to_string(job.id)}, {"jobspec", placed.to_json()}, {"R", R.to_json()}};
+            {"id", std::to_string(job.id)}, {"jobspec", placed.to_json()}, {"R", free.to_json()}};
+        auto run = std::make_unique<Exec>();
+        run->first_rank = job.next_rank;
+        run->R = free;
+        Exec* key = run.get();
         const JobId id = job.id;
         ShellProcess::Handlers handlers{
-            [this, id](shell::records::Record&& record) { on_record(id, std::move(record)); },
+            [this, id, key](shell::records::Record&& record) {
+                on_record(id, key->first_rank, std::move(record));
+            },
             [this, id](const Error& error) {
                 if (const auto job = active.find(id); job != active.end())
                     raise(job->second, "exec", "the job shell failed: " + error.str());
             },
-            [this, id](int wait_status) {
-                asio::post(loop, [this, id, wait_status] { on_shell_end(id, wait_status); });
+            [this, id, key](int wait_status) {
+                asio::post(loop,
+                           [this, id, key, wait_status] { on_shell_end(id, key, wait_status); });
             },
         };
         auto shell = ShellProcess::start(loop, shell_program, header, std::move(handlers));
-        if (!shell) {
-            raise(job, "exec", shell.error().str());
-            return;
-        }
-        job.shell = std::move(*shell);
+        if (!shell)
+            return shell.error();
+        run->process = std::move(*shell);
+        const IdSet ranks = IdSet::range(job.next_rank, job.next_rank + ntasks - 1);
+        job.next_rank += ntasks;
+        if (job.manual)
+            post_event(job, "exec",
+                       {{"ranks", ranks.encode()}, {"taskmap", *parse_json("taskmap", taskmap)}});
+        ShellProcess& process = *run->process;
+        job.execs.push_back(std::move(run));
         if (!job.early_stdin.empty())
-            (void)job.shell->write_stdin(std::exchange(job.early_stdin, {}));
+            (void)process.write_stdin(std::exchange(job.early_stdin, {}));
         if (job.early_eof)
-            job.shell->close_stdin();
-        if (job.exception)  // canceled while starting
-            job.shell->terminate();
+            process.close_stdin();
+        if (job.terminating)  // canceled while starting
+            process.terminate();
+        return ranks;
     }
 
-    void on_record(JobId id, shell::records::Record&& record) {
+    void on_record(JobId id, std::uint32_t first_rank, shell::records::Record&& record) {
         const auto found = active.find(id);
         if (found == active.end())
             return;
@@ -498,7 +548,7 @@ struct JobManager::Impl {
             case Kind::Stderr:
                 check(store.append_output(
                     id, record.kind == Kind::Stdout ? OutputStream::Stdout : OutputStream::Stderr,
-                    record.rank, record.bytes));
+                    first_rank + record.rank, record.bytes));
                 if (followers.contains(id))
                     touch(id);
                 break;
@@ -511,26 +561,44 @@ struct JobManager::Impl {
                 post_event(job, "start");
                 break;
             case Kind::Exit:
-                job.task_exits.push_back({record.rank, record.wait_status});
+                job.task_exits.push_back({first_rank + record.rank, record.wait_status});
                 break;
         }
     }
 
-    void on_shell_end(JobId id, int wait_status) {
+    void on_shell_end(JobId id, const Exec* ended, int wait_status) {
         const auto found = active.find(id);
         if (found == active.end())
             return;
         Active& job = found->second;
-        job.shell.reset();
+        std::erase_if(job.execs, [ended](const auto& run) { return run.get() == ended; });
+        if (!job.finish_status || shell::exit_code_of(*job.finish_status) == 0)
+            job.finish_status = wait_status;
+        if (job.manual && !job.terminating) {
+            post_event(job, "exec.end", {{"status", wait_status}});
+            answer_waiters(id);
+            return;
+        }
+        if (job.execs.empty())
+            finish(job);
+    }
+
+    // Every exec has ended: the job's result is recorded, then it is cleaned up.
+    void finish(Active& job) {
         std::sort(job.task_exits.begin(), job.task_exits.end(),
                   [](const TaskExit& a, const TaskExit& b) { return a.rank < b.rank; });
         {
             auto transaction = store.transaction();
             check(store.flush());
-            check(store.record_task_exits(id, job.task_exits));
-            check(store.append_event(id, now(), "finish", {{"status", wait_status}}));
-            check(store.set_exit_code(id, shell::exit_code_of(wait_status)));
-            check(store.set_state(id, JobState::Cleanup, now()));
+            if (job.finish_status) {
+                check(store.record_task_exits(job.id, job.task_exits));
+                check(
+                    store.append_event(job.id, now(), "finish", {{"status", *job.finish_status}}));
+                check(store.set_exit_code(job.id, shell::exit_code_of(*job.finish_status)));
+            }
+            if (job.manual && job.R)
+                check(store.set_R(job.id, job.R->encode()));
+            check(store.set_state(job.id, JobState::Cleanup, now()));
             if (transaction)
                 check(transaction->commit());
         }
@@ -567,24 +635,99 @@ struct JobManager::Impl {
             std::exchange(on_stopped, nullptr)();
     }
 
-    // A fatal exception: a job that has not started ends now; a running one
-    // is terminated and ends when its shell does.
+    // Ends the job: its running tasks get SIGTERM (SIGKILL after the kill
+    // timeout) and it ends when its shells have; without any, at once.
+    void terminate(Active& job) {
+        job.terminating = true;
+        if (job.execs.empty()) {
+            finish(job);
+            return;
+        }
+        for (const auto& run : job.execs)
+            run->process->terminate();
+    }
+
+    // A fatal exception: the job is terminated.
     void raise(Active& job, const std::string& type, const std::string& note,
                std::uint32_t userid = 0) {
         if (!job.exception)
             job.exception = type;
         post_event(job, "exception",
                    {{"type", type}, {"severity", 0}, {"note", note}, {"userid", userid}});
-        if (job.shell) {
-            job.shell->terminate();
-            return;
-        }
-        clean_up(job);
+        if (!job.terminating || job.execs.empty())
+            terminate(job);
     }
 
     bool none_running() const {
         return std::none_of(active.begin(), active.end(),
-                            [](const auto& entry) { return entry.second.shell != nullptr; });
+                            [](const auto& entry) { return !entry.second.execs.empty(); });
+    }
+
+    // --- RFC 8's program methods ---------------------------------------------
+
+    // job.new: an empty program, RUN at once, holding nothing until grown.
+    Result<JobId> create_program(const std::string& name, const Peer& peer) {
+        Jobspec empty;
+        empty.attributes.name = name;
+        auto id =
+            store.create_job({empty.encode(), name, peer.uid, now(), Jobspec::kUrgencyDefault});
+        if (!id)
+            return id.error();
+        Active& job = active[*id];
+        job.id = *id;
+        job.spec = std::move(empty);
+        job.owner = peer.uid;
+        job.manual = true;
+        post_event(job, "depend");
+        post_event(job, "alloc");
+        enter(job, JobState::Run);
+        return *id;
+    }
+
+    // The scheduler holds what a program has: `R` from now on.
+    Status hold(Active& job, const ResourceSet& R) {
+        if (job.in_scheduler && scheduler.find_running(job.id))
+            check(scheduler.release(job.id));
+        job.in_scheduler = false;
+        if (R.empty())
+            return {};
+        if (auto held = scheduler.restore(job.id, R, now(), 0); !held)
+            return held;
+        job.in_scheduler = true;
+        return {};
+    }
+
+    Status grow(Active& job, const ResourceSet& added) {
+        if (!added.diff(inventory).empty())
+            return Error("job.grow", "not in the instance: " + added.diff(inventory).short_form());
+        const ResourceSet before = job.R.value_or(ResourceSet());
+        auto grown = before.append(added);
+        if (!grown)
+            return Error("job.grow", "the job holds some of it already: " + grown.error().str());
+        if (auto held = hold(job, *grown); !held) {
+            check(hold(job, before));
+            return Error("job.grow", "busy: " + held.error().str());
+        }
+        job.R = std::move(*grown);
+        post_event(job, "grow", {{"R", added.to_json()}});
+        return {};
+    }
+
+    // The tasks on the removed resources end (their shells are terminated);
+    // removing everything leaves an empty program.
+    Status shrink(Active& job, const ResourceSet& removed) {
+        const ResourceSet before = job.R.value_or(ResourceSet());
+        const ResourceSet taken = before.intersect(removed);
+        if (taken.empty())
+            return Error("job.shrink", "the job holds none of it");
+        const ResourceSet after = before.diff(removed);
+        check(hold(job, after));
+        job.R = after;
+        for (const auto& run : job.execs)
+            if (!run->R.intersect(taken).empty())
+                run->process->terminate();
+        post_event(job, "shrink", {{"R", taken.to_json()}});
+        return {};
     }
 
     // --- Summaries -----------------------------------------------------------
@@ -765,6 +908,7 @@ struct JobManager::Impl {
     // --- Methods -------------------------------------------------------------
 
     void register_methods();
+    Active* program(const api::Request& request, JobId id, Responder& responder);
     Active* running_job(const api::Request& request, JobId id, Responder& responder);
 };
 
@@ -846,7 +990,7 @@ void JobManager::Impl::register_methods() {
         responder.result({{"jobs", std::move(jobs)}});
     });
 
-    broker.register_method("job.info", [this](const api::Request& request, Responder responder) {
+    const Handler info = [this](const api::Request& request, Responder responder) {
         auto id = id_param(request);
         if (!id) {
             responder.error(id.error());
@@ -873,7 +1017,9 @@ void JobManager::Impl::register_methods() {
                 exits.push_back({{"rank", task.rank}, {"wait_status", task.wait_status}});
         info["task_exits"] = std::move(exits);
         responder.result(info);
-    });
+    };
+    broker.register_method("job.info", info);
+    broker.register_method("job.getinfo", info);  // RFC 8's name
 
     broker.register_method("job.eventlog",
                            [this](const api::Request& request, Responder responder) {
@@ -917,14 +1063,16 @@ void JobManager::Impl::register_methods() {
         Active* job = running_job(request, *id, responder);
         if (!job)
             return;
-        if (job->shell) {
+        if (!job->execs.empty()) {
+            // The first exec's tasks read it (rank 0, unless --input said otherwise).
+            ShellProcess& process = *job->execs.front()->process;
             if (!bytes.empty())
-                if (auto written = job->shell->write_stdin(bytes); !written) {
+                if (auto written = process.write_stdin(bytes); !written) {
                     responder.error(written.error());
                     return;
                 }
             if (*eof)
-                job->shell->close_stdin();
+                process.close_stdin();
         } else {
             if (job->early_eof || job->early_stdin.size() + bytes.size() > kEarlyStdinBytes) {
                 responder.error(Error("job " + std::to_string(*id),
@@ -938,7 +1086,7 @@ void JobManager::Impl::register_methods() {
         responder.result(Json::object());
     });
 
-    broker.register_method("job.kill", [this](const api::Request& request, Responder responder) {
+    const Handler kill = [this](const api::Request& request, Responder responder) {
         auto id = id_param(request);
         auto number = int_param(request, "signal", SIGTERM);
         if (!id || !number) {
@@ -953,14 +1101,17 @@ void JobManager::Impl::register_methods() {
         Active* job = running_job(request, *id, responder);
         if (!job)
             return;
-        if (!job->shell) {
+        if (job->execs.empty()) {
             responder.error(Error("job " + std::to_string(*id),
                                   "is not running (" + std::string(to_string(job->state)) + ")"));
             return;
         }
-        job->shell->signal(static_cast<int>(*number));
+        for (const auto& run : job->execs)
+            run->process->signal(static_cast<int>(*number));
         responder.result(Json::object());
-    });
+    };
+    broker.register_method("job.kill", kill);
+    broker.register_method("job.signal", kill);  // RFC 8's name
 
     broker.register_method("job.cancel", [this](const api::Request& request, Responder responder) {
         auto id = id_param(request);
@@ -1034,7 +1185,7 @@ void JobManager::Impl::register_methods() {
         GANTRY_ANSWER(responder, summary(*id));
     });
 
-    broker.register_method("job.purge", [this](const api::Request& request, Responder responder) {
+    const Handler purge = [this](const api::Request& request, Responder responder) {
         if (request.params.contains("id")) {
             auto id = id_param(request);
             if (!id) {
@@ -1061,7 +1212,128 @@ void JobManager::Impl::register_methods() {
             responder.result({{"purged", *purged}});
         else
             responder.error(purged.error());
+    };
+    broker.register_method("job.purge", purge);
+    broker.register_method("job.reap", purge);  // RFC 8's name
+
+    broker.register_method("job.new", [this](const api::Request& request, Responder responder) {
+        std::string name = "program";
+        if (const auto given = request.params.find("name"); given != request.params.end()) {
+            if (!given->is_string()) {
+                responder.error(param_error(request, "\"name\" must be a string"));
+                return;
+            }
+            name = given->get<std::string>();
+        }
+        auto id = create_program(name, responder.peer());
+        if (id)
+            responder.result({{"id", *id}});
+        else
+            responder.error(id.error());
     });
+
+    // job.grow / job.shrink {"id","R"}: a program's resources.
+    for (const bool growing : {true, false}) {
+        broker.register_method(
+            growing ? "job.grow" : "job.shrink",
+            [this, growing](const api::Request& request, Responder responder) {
+                auto id = id_param(request);
+                if (!id) {
+                    responder.error(id.error());
+                    return;
+                }
+                auto R = ResourceSet::from_json(request.params.value("R", Json()));
+                if (!R) {
+                    responder.error(Error(request.method, "\"R\": " + R.error().str()));
+                    return;
+                }
+                Active* job = program(request, *id, responder);
+                if (!job)
+                    return;
+                auto changed = growing ? grow(*job, *R) : shrink(*job, *R);
+                if (!changed) {
+                    responder.error(changed.error());
+                    return;
+                }
+                responder.result({{"R", job->R ? job->R->to_json() : Json(nullptr)}});
+            });
+    }
+
+    // job.map {"id","jobspec"}: the jobspec's apps become the program's
+    // pending tasks; its attributes (environment, directory, limits) are
+    // those the next exec runs with.
+    broker.register_method("job.map", [this](const api::Request& request, Responder responder) {
+        auto id = id_param(request);
+        if (!id) {
+            responder.error(id.error());
+            return;
+        }
+        auto spec = Jobspec::from_json(request.params.value("jobspec", Json()));
+        if (!spec) {
+            responder.error(spec.error());
+            return;
+        }
+        if (auto allowed = check_for_instance(*spec); !allowed) {
+            responder.error(allowed.error());
+            return;
+        }
+        Active* job = program(request, *id, responder);
+        if (!job)
+            return;
+        std::vector<Jobspec::App> apps = std::move(spec->apps);
+        spec->apps = job->spec.apps;
+        job->spec = std::move(*spec);
+        job->pending_apps.insert(job->pending_apps.end(), apps.begin(), apps.end());
+        post_event(*job, "map", {{"apps", apps.size()}});
+        responder.result({{"pending_apps", job->pending_apps.size()}});
+    });
+
+    broker.register_method("job.exec", [this](const api::Request& request, Responder responder) {
+        auto id = id_param(request);
+        if (!id) {
+            responder.error(id.error());
+            return;
+        }
+        Active* job = program(request, *id, responder);
+        if (!job)
+            return;
+        auto ranks = exec(*job);
+        if (ranks)
+            responder.result({{"ranks", ranks->encode()}});
+        else
+            responder.error(ranks.error());
+    });
+
+    // job.terminate {"id"}: ends any job and answers once it is INACTIVE.
+    broker.register_method("job.terminate",
+                           [this](const api::Request& request, Responder responder) {
+                               auto id = id_param(request);
+                               if (!id) {
+                                   responder.error(id.error());
+                                   return;
+                               }
+                               Active* job = running_job(request, *id, responder);
+                               if (!job)
+                                   return;
+                               waiters.emplace(*id, std::move(responder));
+                               if (!job->terminating)
+                                   terminate(*job);
+                           });
+}
+
+JobManager::Impl::Active* JobManager::Impl::program(const api::Request& request, JobId id,
+                                                    Responder& responder) {
+    Active* job = running_job(request, id, responder);
+    if (job && !job->manual) {
+        responder.error(Error("job " + std::to_string(id),
+                              "was submitted, not made by job.new: the instance runs it"));
+        return nullptr;
+    }
+    if (job && job->terminating) {
+        responder.error(Error("job " + std::to_string(id), "is ending"));
+        return nullptr;
+    }
+    return job;
 }
 
 #undef GANTRY_ANSWER
@@ -1109,7 +1381,7 @@ void JobManager::stop(std::function<void()> done) {
     }
     impl_->on_stopped = std::move(done);
     for (auto& [id, job] : impl_->active)
-        if (job.shell)
+        if (!job.execs.empty())
             impl_->raise(job, "shutdown", "the instance is ending");
 }
 
