@@ -26,6 +26,12 @@ namespace gantry {
 // taken from attributes.cwd (the front end's directory) when that is given.
 std::string jobspec_path(const Jobspec& spec, std::string_view path);
 
+// The text of a file an option names (what: "hostfile", "resource set"),
+// found as jobspec_path says. Errors name it as given:
+// `run: cannot read the hostfile in "hosts"`.
+Result<std::string> read_option_file(const Jobspec& spec, std::string_view path,
+                                     std::string_view what);
+
 // Every node's topology as job.topology names it: an lstopo XML file when a
 // file of that name exists (relative to attributes.cwd), else a synthetic
 // description ("package:2 core:8 pu:2"); empty: this machine's.
@@ -33,10 +39,13 @@ Result<Topology> jobspec_topology(const Jobspec& spec);
 
 // Each app's command line, by app index, for launch_plans.
 std::vector<std::vector<std::string>> app_argvs(const Jobspec& spec);
+// Each app's command line as one string ("./a x"), for messages.
+std::vector<std::string> app_commands(const Jobspec& spec);
 
 // Maps `spec`'s apps onto nodes of `topology`. The job's nodes are those of
 // `allocation` when given (an instance's R: one node per rank, its cores and
-// GPUs only; the hosts a later app names must be among them), else of
+// GPUs only; job.hosts, job.hostfile and resources.R are then not used, and
+// the hosts a later app names must be among its nodes), else of
 // resources.R, else of job.hosts or job.hostfile (at most one of those
 // three), else this machine alone; a later app's own hosts or hostfile are
 // added to them. The nodes named as this machine's host are local. The

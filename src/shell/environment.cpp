@@ -79,6 +79,16 @@ Environment Environment::from_entries(const std::vector<std::string>& entries) {
     return env;
 }
 
+Environment Environment::from_map(const std::map<std::string, std::string>& variables) {
+    Environment env;
+    env.variables_.insert(variables.begin(), variables.end());
+    return env;
+}
+
+std::map<std::string, std::string> Environment::to_map() const {
+    return {variables_.begin(), variables_.end()};
+}
+
 std::optional<std::string_view> Environment::get(std::string_view name) const {
     const auto found = variables_.find(name);
     if (found == variables_.end())

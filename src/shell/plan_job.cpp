@@ -1,10 +1,20 @@
-// Launch plan -> shell Job (docs/commands/run.md).
+// Jobspec and launch plan -> shell Job (docs/commands/run.md, docs/jobspec.md).
 #include "shell/plan_job.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "mapper/jobspec_map.h"
+#include "topo/topology.h"
 
 namespace gantry::shell {
 namespace {
+
+// The options of the jobspec are `gantry run`'s: their messages too.
+constexpr std::string_view kDomain = "run";
 
 std::uint32_t nodes_with_tasks(const JobMap& map) {
     std::vector<bool> used(map.nodes.size(), false);
@@ -13,7 +23,174 @@ std::uint32_t nodes_with_tasks(const JobMap& map) {
     return static_cast<std::uint32_t>(std::count(used.begin(), used.end(), true));
 }
 
+std::vector<EnvRule> env_rules_of(const Jobspec& spec, const Jobspec::App& app) {
+    using Kind = Jobspec::EnvRule::Kind;
+    std::vector<EnvRule> rules;
+    rules.reserve(app.env.size());
+    for (const Jobspec::EnvRule& rule : app.env)
+        switch (rule.kind) {
+            case Kind::kSet:
+                rules.push_back({EnvRule::Kind::Set, rule.text});
+                break;
+            case Kind::kRemove:
+                rules.push_back({EnvRule::Kind::Remove, rule.text});
+                break;
+            case Kind::kFile:
+                rules.push_back({EnvRule::Kind::File, jobspec_path(spec, rule.text)});
+                break;
+        }
+    return rules;
+}
+
+// An app's --cwd, taken from attributes.cwd when relative; it must be a
+// directory now, not only when a task starts.
+Result<std::string> app_cwd(const Jobspec& spec, const Jobspec::App& app) {
+    if (app.cwd.empty())
+        return std::string();
+    std::string cwd = jobspec_path(spec, app.cwd);
+    if (!std::filesystem::is_directory(cwd))
+        return Error::in(std::string(kDomain), "--cwd: no such directory", app.cwd);
+    return cwd;
+}
+
+// --rlimit NAME=VALUE[,NAME=VALUE...]: NAME as in RLIMIT_NAME, lower case;
+// VALUE a number or unlimited.
+Status add_rlimits(std::string_view text, std::vector<std::pair<int, rlim_t>>& limits) {
+    static constexpr std::pair<std::string_view, int> kNames[] = {{"as", RLIMIT_AS},
+                                                                  {"core", RLIMIT_CORE},
+                                                                  {"cpu", RLIMIT_CPU},
+                                                                  {"data", RLIMIT_DATA},
+                                                                  {"fsize", RLIMIT_FSIZE},
+                                                                  {"locks", RLIMIT_LOCKS},
+                                                                  {"memlock", RLIMIT_MEMLOCK},
+                                                                  {"msgqueue", RLIMIT_MSGQUEUE},
+                                                                  {"nice", RLIMIT_NICE},
+                                                                  {"nofile", RLIMIT_NOFILE},
+                                                                  {"nproc", RLIMIT_NPROC},
+                                                                  {"rss", RLIMIT_RSS},
+                                                                  {"rtprio", RLIMIT_RTPRIO},
+                                                                  {"rttime", RLIMIT_RTTIME},
+                                                                  {"sigpending", RLIMIT_SIGPENDING},
+                                                                  {"stack", RLIMIT_STACK}};
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string_view item = text.substr(start, comma - start);
+        const std::size_t equals = item.find('=');
+        const std::string_view name = item.substr(0, equals);
+        const auto known = std::find_if(std::begin(kNames), std::end(kNames),
+                                        [&](const auto& entry) { return entry.first == name; });
+        if (known == std::end(kNames))
+            return Error::in(
+                std::string(kDomain),
+                "--rlimit: unknown limit " + quote(name) + " (core, nofile, stack, cpu, as, ...)",
+                text);
+        const std::string value(equals == std::string_view::npos ? "" : item.substr(equals + 1));
+        rlim_t limit = RLIM_INFINITY;
+        if (value != "unlimited" && value != "infinity") {
+            std::size_t used = 0;
+            unsigned long long number = 0;
+            try {
+                number = std::stoull(value, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (value.empty() || used != value.size() || value[0] == '-')
+                return Error::in(std::string(kDomain),
+                                 "--rlimit: " + std::string(name) + " needs a number or unlimited",
+                                 text);
+            limit = static_cast<rlim_t>(number);
+        }
+        limits.emplace_back(known->second, limit);
+        start = comma + 1;
+    }
+    return {};
+}
+
+// --input: `all`, an idset of ranks, or a file to read (from attributes.cwd).
+Result<Input> input_of(const Jobspec& spec, std::uint32_t size) {
+    const std::string& value = spec.attributes.input;
+    Input input;
+    if (value.empty())
+        return input;
+    if (value == "all") {
+        input.ranks = IdSet::range(0, size - 1);
+        return input;
+    }
+    if (auto ranks = IdSet::parse(value)) {
+        if (ranks->empty() || *ranks->last() >= size)
+            return Error::in(std::string(kDomain),
+                             "--input: the job's ranks are 0-" + std::to_string(size - 1), value);
+        input.ranks = std::move(*ranks);
+        return input;
+    }
+    std::string file = jobspec_path(spec, value);
+    if (access(file.c_str(), R_OK) != 0)
+        return Error::in(std::string(kDomain),
+                         "--input takes all, ranks (0-3) or a readable file, not", value);
+    input.source = Input::Source::File;
+    input.file = std::move(file);
+    return input;
+}
+
+Result<std::optional<mode_t>> umask_of(const std::string& text) {
+    if (text.empty())
+        return std::optional<mode_t>{};
+    if (text.size() > 4 || text.find_first_not_of("01234567") != std::string::npos)
+        return Error::in(std::string(kDomain), "--umask takes an octal mask such as 022", text);
+    return std::optional<mode_t>{static_cast<mode_t>(std::stoul(text, nullptr, 8))};
+}
+
+// A jobspec's seconds as the shell's timers take them. Beyond what
+// parse_duration accepts (1e15 ms, some 30,000 years) is as good as never,
+// and would overflow the timers.
+std::chrono::milliseconds milliseconds_of(double seconds) {
+    constexpr double kLongest = 1e15;
+    return std::chrono::milliseconds(std::llround(std::min(seconds * 1e3, kLongest)));
+}
+
+// An --output or --error template, its path taken from attributes.cwd.
+std::string output_path(const Jobspec& spec, const std::string& output_template) {
+    return output_template.empty() ? output_template : jobspec_path(spec, output_template);
+}
+
 }  // namespace
+
+Result<LaunchSettings> launch_settings(const Jobspec& spec, const JobMap& map, std::string job_id) {
+    LaunchSettings settings;
+    settings.job_id = std::move(job_id);
+    for (std::size_t k = 0; k < spec.apps.size(); ++k) {
+        const Jobspec::App& app = spec.apps[k];
+        auto cwd = app_cwd(spec, app);
+        if (!cwd)
+            return cwd.error();
+        // App 0's rules and directory are the job's, for every app.
+        if (k == 0) {
+            settings.env_rules = env_rules_of(spec, app);
+            settings.cwd = cwd->empty() ? spec.attributes.cwd : std::move(*cwd);
+            settings.apps.emplace_back();
+        } else {
+            settings.apps.push_back(AppSettings{env_rules_of(spec, app), std::move(*cwd)});
+        }
+    }
+    const Jobspec::Attributes& attributes = spec.attributes;
+    auto input = input_of(spec, static_cast<std::uint32_t>(map.tasks.size()));
+    if (!input)
+        return input.error();
+    settings.input = std::move(*input);
+    settings.output = {attributes.label_io, attributes.unbuffered,
+                       output_path(spec, attributes.output), output_path(spec, attributes.error)};
+    settings.limits = {milliseconds_of(attributes.time_limit),
+                       milliseconds_of(attributes.kill_timeout), attributes.kill_on_bad_exit};
+    for (const std::string& text : attributes.rlimits)
+        if (auto status = add_rlimits(text, settings.soft_limits); !status)
+            return status.error();
+    auto mask = umask_of(attributes.umask);
+    if (!mask)
+        return mask.error();
+    settings.umask = *mask;
+    return settings;
+}
 
 pmi::JobInfo pmi_job(const JobMap& map, const std::string& job_id, std::string& warning) {
     pmi::JobInfo info;
@@ -85,6 +262,20 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
         job.tasks.push_back(std::move(task));
     }
     return job;
+}
+
+Result<Job> local_job(const Jobspec& spec, const JobMap& map, const LaunchSettings& settings,
+                      std::string& warning) {
+    const std::vector<NodePlan> plans = launch_plans(map, app_argvs(spec));
+    const auto here = std::find_if(plans.begin(), plans.end(), [&](const NodePlan& plan) {
+        return map.nodes[plan.node].local;
+    });
+    if (here == plans.end())
+        return Error(std::string(kDomain),
+                     "no task of the job is mapped to this machine (" + local_hostname() + ")");
+    pmi::JobInfo pmi = pmi_job(map, settings.job_id, warning);
+    return job_from_plan(*here, map, app_commands(spec), settings, std::move(pmi),
+                         Environment::from_map(spec.attributes.environment));
 }
 
 }  // namespace gantry::shell

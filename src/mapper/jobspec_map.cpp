@@ -1,0 +1,265 @@
+// Jobspec -> JobMap (docs/jobspec.md, docs/mapping.md).
+#include "mapper/jobspec_map.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mapper/nodes.h"
+#include "mapper/policy.h"
+
+namespace gantry {
+namespace {
+
+// The options the jobspec carries are `gantry run`'s: their messages too.
+constexpr std::string_view kDomain = "run";
+
+Error run_error(std::string message) {
+    return Error(std::string(kDomain), std::move(message));
+}
+
+// The directives of one app, from its option strings.
+Result<Directives> directives_of(const Jobspec& spec, const Jobspec::App& app) {
+    Directives directives;
+    if (!app.map_by.empty()) {
+        auto map = parse_map_by(app.map_by);
+        if (!map)
+            return map.error();
+        if (!map->file.empty())
+            map->file = jobspec_path(spec, map->file);
+        directives.map = std::move(*map);
+    }
+    if (!app.rank_by.empty()) {
+        auto rank = parse_rank_by(app.rank_by);
+        if (!rank)
+            return rank.error();
+        directives.rank = *rank;
+    }
+    if (!app.bind_to.empty()) {
+        auto bind = parse_bind_to(app.bind_to);
+        if (!bind)
+            return bind.error();
+        directives.bind = *bind;
+    }
+    return directives;
+}
+
+// The mpirun spellings (--oversubscribe, --nolocal, --use-hwthread-cpus,
+// --rankfile) are qualifiers of the job's --map-by.
+Status fold_compat_flags(const Jobspec& spec, Directives& job_directives) {
+    const Jobspec::Job& job = spec.job;
+    if (!(job.oversubscribe || job.nolocal || job.hwthread_cpus || !job.rankfile.empty()))
+        return {};
+    if (!job_directives.map) {
+        job_directives.map = MapPolicy{};
+        job_directives.map->has_directive = false;
+    }
+    MapPolicy& map = *job_directives.map;
+    if (job.oversubscribe) {
+        if (map.oversubscribe == false)
+            return run_error("--oversubscribe conflicts with NOOVERSUBSCRIBE in --map-by");
+        map.oversubscribe = true;
+    }
+    map.nolocal = map.nolocal || job.nolocal;
+    if (job.hwthread_cpus) {
+        if (map.cpus == CpuUnit::kCore)
+            return run_error("--use-hwthread-cpus conflicts with CORECPUS in --map-by");
+        map.cpus = CpuUnit::kHwthread;
+    }
+    if (!job.rankfile.empty()) {
+        if (map.has_directive && map.by != MapBy::kRankfile)
+            return run_error("--rankfile conflicts with --map-by " + mapping_name(map));
+        map.by = MapBy::kRankfile;
+        map.has_directive = true;
+        map.file = jobspec_path(spec, job.rankfile);
+    }
+    return {};
+}
+
+// The request without hosts: every app's task count, directives and command.
+Result<JobRequest> job_request(const Jobspec& spec) {
+    JobRequest request;
+    const std::vector<std::string> commands = app_commands(spec);
+    for (std::size_t k = 0; k < spec.apps.size(); ++k) {
+        const Jobspec::App& app = spec.apps[k];
+        auto directives = directives_of(spec, app);
+        if (!directives)
+            return directives.error();
+        if (k == 0)
+            request.directives = std::move(*directives);
+        request.apps.push_back(AppRequest{
+            app.ntasks, k == 0 ? Directives{} : std::move(*directives), commands[k], {}, {}});
+    }
+    if (auto status = fold_compat_flags(spec, request.directives); !status)
+        return status.error();
+    return request;
+}
+
+// The hosts of `-H` or a hostfile, when either is given.
+Result<std::vector<HostSpec>> host_specs(const Jobspec& spec, const std::string& hosts,
+                                         const std::string& hostfile) {
+    if (!hosts.empty() && !hostfile.empty())
+        return run_error("give -H or --hostfile, not both");
+    if (!hosts.empty())
+        return parse_hosts(hosts);
+    if (hostfile.empty())
+        return std::vector<HostSpec>{};
+    auto text = read_option_file(spec, hostfile, "hostfile");
+    if (!text)
+        return text.error();
+    return parse_hostfile(*text, hostfile);
+}
+
+// The job's own nodes: the allocation, resources.R, -H or --hostfile; none
+// when the job names none of them.
+Result<std::vector<Node>> job_nodes(const Jobspec& spec, const Topology& topology,
+                                    const std::optional<ResourceSet>& allocation, CpuUnit cpus,
+                                    const std::string& here) {
+    const Jobspec::Job& job = spec.job;
+    if (!job.hosts.empty() + !job.hostfile.empty() + spec.resources.R.has_value() > 1)
+        return run_error("give one of -H, --hostfile and --resources");
+    if (allocation)
+        return nodes_from_resources(*allocation, topology, cpus, here);
+    if (spec.resources.R)
+        return nodes_from_resources(*spec.resources.R, topology, cpus, here);
+    auto hosts = host_specs(spec, job.hosts, job.hostfile);
+    if (!hosts)
+        return hosts.error();
+    for (const HostSpec& host : *hosts)
+        if (relative_host(host.name))
+            return run_error("the relative host " + host.name +
+                             " names one of the job's nodes; give it in a later app's -H");
+    return make_nodes(*hosts, topology, cpus, here);
+}
+
+// The job's nodes, then the hosts later apps name that are not among them
+// yet (an allocation has no room for more). An app that names hosts uses
+// only those; the others use the job's.
+Result<std::vector<Node>> node_pool(const Jobspec& spec, const Topology& topology,
+                                    const std::optional<ResourceSet>& allocation,
+                                    JobRequest& request) {
+    const CpuUnit cpus = spec.job.hwthread_cpus ? CpuUnit::kHwthread : CpuUnit::kCore;
+    const std::string here = local_hostname();
+    auto nodes = job_nodes(spec, topology, allocation, cpus, here);
+    if (!nodes)
+        return nodes.error();
+    std::vector<std::string> job_names;
+    for (const Node& node : *nodes)
+        job_names.push_back(node.name);
+    bool any_app_hosts = false;
+    for (std::size_t k = 1; k < spec.apps.size(); ++k) {
+        auto hosts = host_specs(spec, spec.apps[k].hosts, spec.apps[k].hostfile);
+        if (!hosts)
+            return hosts.error();
+        for (const HostSpec& host : *hosts) {
+            request.apps[k].hosts.push_back(host.name);
+            if (relative_host(host.name))
+                continue;  // one of the job's nodes, resolved when mapping
+            const bool known = std::any_of(nodes->begin(), nodes->end(),
+                                           [&](const Node& n) { return n.name == host.name; });
+            if (known)
+                continue;
+            if (allocation)
+                return run_error("app " + std::to_string(k) + "'s host " + host.name +
+                                 " is not among the job's allocated nodes");
+            nodes->push_back(make_nodes(std::vector<HostSpec>{host}, topology, cpus, here)[0]);
+        }
+        any_app_hosts = any_app_hosts || !hosts->empty();
+    }
+    if (nodes->empty())
+        nodes->push_back(local_node(topology, here, cpus));
+    if (any_app_hosts && !job_names.empty())
+        for (AppRequest& app : request.apps)
+            if (app.hosts.empty())
+                app.hosts = job_names;
+    return nodes;
+}
+
+// seq without FILE= reads the app's hosts in their order, as PRRTE: its own
+// -H or --hostfile, else the job's (already checked by node_pool).
+Status set_seq_lines(const Jobspec& spec, JobRequest& request) {
+    for (std::size_t k = 0; k < spec.apps.size(); ++k) {
+        const std::optional<MapPolicy>& map = k > 0 && request.apps[k].directives.map
+                                                  ? request.apps[k].directives.map
+                                                  : request.directives.map;
+        if (!map || map->by != MapBy::kSeq || !map->file.empty())
+            continue;
+        const Jobspec::App& app = spec.apps[k];
+        const bool own = k > 0 && !(app.hosts.empty() && app.hostfile.empty());
+        const std::string& hosts = own ? app.hosts : spec.job.hosts;
+        const std::string& hostfile = own ? app.hostfile : spec.job.hostfile;
+        if (!hosts.empty()) {
+            request.apps[k].seq_lines = seq_lines_of_hosts(hosts);
+        } else if (!hostfile.empty()) {
+            auto text = read_option_file(spec, hostfile, "hostfile");
+            if (!text)
+                return text.error();
+            request.apps[k].seq_lines = seq_lines_of_hostfile(*text);
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string jobspec_path(const Jobspec& spec, std::string_view path) {
+    const std::filesystem::path given(path);
+    if (given.empty() || given.is_absolute() || spec.attributes.cwd.empty())
+        return std::string(path);
+    return (std::filesystem::path(spec.attributes.cwd) / given).string();
+}
+
+Result<std::string> read_option_file(const Jobspec& spec, std::string_view path,
+                                     std::string_view what) {
+    std::ifstream in(jobspec_path(spec, path));
+    if (!in)
+        return Error::in(std::string(kDomain), "cannot read the " + std::string(what), path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+Result<Topology> jobspec_topology(const Jobspec& spec) {
+    const std::string& topology = spec.job.topology;
+    if (topology.empty())
+        return Topology::local();
+    if (const std::string file = jobspec_path(spec, topology); std::filesystem::exists(file))
+        return Topology::from_xml(file);
+    return Topology::from_synthetic(topology);
+}
+
+std::vector<std::vector<std::string>> app_argvs(const Jobspec& spec) {
+    std::vector<std::vector<std::string>> argv;
+    argv.reserve(spec.apps.size());
+    for (const Jobspec::App& app : spec.apps)
+        argv.push_back(app.command);
+    return argv;
+}
+
+std::vector<std::string> app_commands(const Jobspec& spec) {
+    std::vector<std::string> commands;
+    commands.reserve(spec.apps.size());
+    for (const Jobspec::App& app : spec.apps) {
+        std::string text;
+        for (const std::string& word : app.command)
+            text += (text.empty() ? "" : " ") + word;
+        commands.push_back(std::move(text));
+    }
+    return commands;
+}
+
+Result<JobMap> map_jobspec(const Jobspec& spec, const Topology& topology,
+                           const std::optional<ResourceSet>& allocation) {
+    auto request = job_request(spec);
+    if (!request)
+        return request.error();
+    auto nodes = node_pool(spec, topology, allocation, *request);
+    if (!nodes)
+        return nodes.error();
+    if (auto status = set_seq_lines(spec, *request); !status)
+        return status.error();
+    return map_job(*request, std::move(*nodes));
+}
+
+}  // namespace gantry

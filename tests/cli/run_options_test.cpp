@@ -1,0 +1,234 @@
+// The command line of `gantry run` and `gantry submit` read into a jobspec:
+// exact encodings for MPMD and scheduling options, what the front end adds
+// (its directory, environment, a default name), and the messages.
+#include "cli/run_options.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "support/vectors.h"
+
+namespace gantry::cli {
+namespace {
+
+Result<RunCommand> parse(std::string_view command, std::vector<std::string> args) {
+    args.insert(args.begin(), std::string(command));
+    std::vector<char*> argv;
+    for (std::string& arg : args)
+        argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    return parse_run_command(command, static_cast<int>(args.size()), argv.data());
+}
+
+// The jobspec without what comes from the process (its directory and
+// environment), once those are checked: the rest is the command line's.
+std::string encoding(const Result<RunCommand>& run) {
+    if (!run)
+        return run.error().str();
+    Jobspec spec = run->jobspec;
+    EXPECT_EQ(spec.attributes.cwd, std::filesystem::current_path().string());
+    EXPECT_EQ(spec.attributes.environment.at("PATH"), std::getenv("PATH"));
+    spec.attributes.cwd.clear();
+    spec.attributes.environment.clear();
+    return spec.encode();
+}
+
+double now_in_seconds() {
+    using std::chrono::duration;
+    return duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+TEST(ParseRunCommand, MpmdCommandLine) {
+    const auto run = parse("submit", {"--display", "map",      "-H",         "n0:4,n1:4",
+                                      "-t",        "10m",      "--label-io", "--rlimit",
+                                      "core=0",    "-n",       "2",          "--map-by",
+                                      "core",      "--env",    "A=1",        "--env-remove",
+                                      "X*",        "./bin/a",  "x",          ":",
+                                      "-n",        "4",        "--map-by",   "package",
+                                      "-H",        "+n1",      "--env-file", "b.env",
+                                      "--cwd",     "/scratch", "./b"});
+    EXPECT_EQ(
+        encoding(run),
+        R"({"version":1,"apps":[{"command":["./bin/a","x"],"ntasks":2,"map_by":"core","rank_by":"",)"
+        R"("bind_to":"","hosts":"","hostfile":"","env":[{"set":"A=1"},{"remove":"X*"}],"cwd":""},)"
+        R"({"command":["./b"],"ntasks":4,"map_by":"package","rank_by":"","bind_to":"","hosts":"+n1",)"
+        R"("hostfile":"","env":[{"file":"b.env"}],"cwd":"/scratch"}],)"
+        R"("job":{"hosts":"n0:4,n1:4","hostfile":"","rankfile":"","topology":"",)"
+        R"("oversubscribe":false,"nolocal":false,"hwthread_cpus":false,"display":["map"]},)"
+        R"("resources":{"nodes":0,"ntasks":0,"cores_per_task":1,"gpus_per_task":0,)"
+        R"("exclusive":false,"R":null},)"
+        R"("attributes":{"name":"a","cwd":"","environment":{},"time_limit":600,"kill_timeout":5,)"
+        R"("kill_on_bad_exit":false,"urgency":16,"begin_time":0,"dependencies":[],)"
+        R"("label_io":true,"output":"","error":"","input":"","unbuffered":false,)"
+        R"("rlimits":["core=0"],"umask":""}})");
+    ASSERT_TRUE(run);
+    EXPECT_FALSE(run->dry_run);
+    EXPECT_FALSE(run->help);
+    EXPECT_TRUE(run->scheduling_options.empty());
+}
+
+TEST(ParseRunCommand, SchedulingOptions) {
+    const double before = now_in_seconds();
+    auto run =
+        parse("submit",
+              {"-N", "2", "-c", "4", "--exclusive", "--urgency", "31", "--dependency",
+               "afterok:3,afterany:4", "--begin-time", "+1m", "--gpus-per-task=1", "--dependency",
+               "afternotok:18446744073709551615", "--job-name", "sim", "-n", "8", "./x"});
+    const double after = now_in_seconds();
+    ASSERT_TRUE(run) << run.error().str();
+    EXPECT_GE(run->jobspec.attributes.begin_time, before + 60);
+    EXPECT_LE(run->jobspec.attributes.begin_time, after + 60);
+    run->jobspec.attributes.begin_time = 1700000060;
+    EXPECT_EQ(
+        encoding(run),
+        R"({"version":1,"apps":[{"command":["./x"],"ntasks":8,"map_by":"","rank_by":"",)"
+        R"("bind_to":"","hosts":"","hostfile":"","env":[],"cwd":""}],)"
+        R"("job":{"hosts":"","hostfile":"","rankfile":"","topology":"","oversubscribe":false,)"
+        R"("nolocal":false,"hwthread_cpus":false,"display":[]},)"
+        R"("resources":{"nodes":2,"ntasks":0,"cores_per_task":4,"gpus_per_task":1,)"
+        R"("exclusive":true,"R":null},)"
+        R"("attributes":{"name":"sim","cwd":"","environment":{},"time_limit":0,"kill_timeout":5,)"
+        R"("kill_on_bad_exit":false,"urgency":31,"begin_time":1700000060,"dependencies":[)"
+        R"({"type":"afterok","id":3},{"type":"afterany","id":4},)"
+        R"({"type":"afternotok","id":18446744073709551615}],)"
+        R"("label_io":false,"output":"","error":"","input":"","unbuffered":false,)"
+        R"("rlimits":[],"umask":""}})");
+    EXPECT_EQ(run->scheduling_options,
+              (std::vector<std::string>{"-N", "-c", "--exclusive", "--urgency", "--dependency",
+                                        "--begin-time", "--gpus-per-task", "--dependency"}));
+    const auto absolute = parse("run", {"--begin-time", "1700000000.5", "--urgency", "0", "x"});
+    ASSERT_TRUE(absolute) << absolute.error().str();
+    EXPECT_EQ(absolute->jobspec.attributes.begin_time, 1700000000.5);
+    EXPECT_EQ(absolute->jobspec.attributes.urgency, 0);
+}
+
+TEST(ParseRunCommand, LaunchOptionsAndSpellings) {
+    const auto run = parse("run", {"--do-not-launch",
+                                   "--report-bindings",
+                                   "--display-map",
+                                   "--oversubscribe",
+                                   "--nolocal",
+                                   "--use-hwthread-cpus",
+                                   "--rankfile",
+                                   "ranks",
+                                   "--machinefile",
+                                   "hosts",
+                                   "--topology",
+                                   "package:1 core:2 pu:1",
+                                   "-o",
+                                   "out.{{taskid}}",
+                                   "-e",
+                                   "err",
+                                   "-i",
+                                   "all",
+                                   "-u",
+                                   "-K",
+                                   "--kill-timeout",
+                                   "500ms",
+                                   "--umask",
+                                   "077",
+                                   "--rlimit",
+                                   "core=0",
+                                   "--rlimit=nofile=64",
+                                   "-np",
+                                   "3",
+                                   "--mapby",
+                                   "slot",
+                                   "--rankby",
+                                   "node",
+                                   "--bindto",
+                                   "none",
+                                   "/usr/bin/env"});
+    ASSERT_TRUE(run) << run.error().str();
+    EXPECT_TRUE(run->dry_run);
+    const Jobspec& spec = run->jobspec;
+    EXPECT_EQ(spec.job.display, (std::vector<std::string>{"bindings", "map"}));
+    EXPECT_TRUE(spec.job.oversubscribe && spec.job.nolocal && spec.job.hwthread_cpus);
+    EXPECT_EQ(spec.job.rankfile, "ranks");
+    EXPECT_EQ(spec.job.hostfile, "hosts");
+    EXPECT_EQ(spec.job.topology, "package:1 core:2 pu:1");
+    EXPECT_EQ(spec.attributes.output, "out.{{taskid}}");
+    EXPECT_EQ(spec.attributes.error, "err");
+    EXPECT_EQ(spec.attributes.input, "all");
+    EXPECT_TRUE(spec.attributes.unbuffered && spec.attributes.kill_on_bad_exit);
+    EXPECT_EQ(spec.attributes.kill_timeout, 0.5);
+    EXPECT_EQ(spec.attributes.umask, "077");
+    EXPECT_EQ(spec.attributes.rlimits, (std::vector<std::string>{"core=0", "nofile=64"}));
+    EXPECT_EQ(spec.attributes.name, "env");
+    EXPECT_EQ(spec.apps[0].ntasks, 3u);
+    EXPECT_EQ(spec.apps[0].map_by, "slot");
+    EXPECT_EQ(spec.apps[0].rank_by, "node");
+    EXPECT_EQ(spec.apps[0].bind_to, "none");
+    EXPECT_TRUE(parse("run", {"--runtime-options", "donotlaunch", "x"})->dry_run);
+    EXPECT_TRUE(parse("run", {"--help"})->help);
+}
+
+// --resources is read at once: the jobspec carries the document.
+TEST(ParseRunCommand, ResourcesFileIsRead) {
+    const std::string json =
+        R"({"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0-1"}}]}})";
+    const std::string path = test::write_temp_file("gantry-run-options-R.json", json);
+    const auto run = parse("run", {"--resources", path, "x"});
+    ASSERT_TRUE(run) << run.error().str();
+    EXPECT_EQ(run->jobspec.resources.R, *ResourceSet::parse(json));
+    EXPECT_EQ(parse("run", {"--resources", "/nonexistent/R.json", "x"}).error().str(),
+              "run: cannot read the resource set in \"/nonexistent/R.json\"");
+}
+
+TEST(ParseRunCommand, BadCommandLinesGiveOneMessage) {
+    struct Case {
+        const char* command;
+        std::vector<std::string> args;
+        const char* error;
+    };
+    const Case kCases[] = {
+        {"submit", {"--x", "a"}, "submit: unknown option \"--x\" (see gantry submit --help)"},
+        {"submit", {"-n", "2"}, "submit: no command to run (see gantry submit --help)"},
+        {"run", {"-n", "0", "x"}, "run: -n needs a task count in \"0\""},
+        {"run",
+         {"--map-by", "core", "--map-by", "node", "x"},
+         "run: --map-by given twice for one app"},
+        {"run", {"--time-limit", "5x", "x"}, "run: bad duration (say 30s, 5m, 1h) in \"5x\""},
+        {"run",
+         {"x", ":", "-N", "2", "y"},
+         "run: -N in app 1's segment: it is the job's; give it before the first command"},
+        {"run", {"-N", "0", "x"}, "run: -N needs a node count in \"0\""},
+        {"run",
+         {"--cores-per-task", "0", "x"},
+         "run: --cores-per-task needs a core count in \"0\""},
+        {"run", {"-g", "x1", "x"}, "run: -g needs a GPU count in \"x1\""},
+        {"run",
+         {"--urgency", "32", "x"},
+         "run: --urgency needs an integer from 0 (hold) to 31 (expedite) in \"32\""},
+        {"run",
+         {"--begin-time", "+5x", "x"},
+         "run: --begin-time takes +DURATION (+30s, +5m, +1h) or seconds since the epoch in "
+         "\"+5x\""},
+        {"run",
+         {"--begin-time", "-1", "x"},
+         "run: --begin-time takes +DURATION (+30s, +5m, +1h) or seconds since the epoch in "
+         "\"-1\""},
+        {"run",
+         {"--dependency", "after:3", "x"},
+         "run: --dependency takes afterok:ID, afterany:ID or afternotok:ID, not \"after:3\" in "
+         "\"after:3\""},
+        {"run",
+         {"--dependency", "afterok:3,", "x"},
+         "run: --dependency takes afterok:ID, afterany:ID or afternotok:ID in \"afterok:3,\""},
+        {"run",
+         {"--dependency", "afterok:0", "x"},
+         "run: --dependency: job ids are positive integers, not \"0\" in \"afterok:0\""},
+        {"run", {"--job-name", "", "x"}, "run: --job-name needs a name"},
+        {"run", {"--nodes"}, "run: --nodes needs a value"},
+    };
+    for (const Case& c : kCases) {
+        const auto run = parse(c.command, c.args);
+        EXPECT_EQ(run ? "no error" : run.error().str(), c.error);
+    }
+}
+
+}  // namespace
+}  // namespace gantry::cli
