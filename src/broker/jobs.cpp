@@ -18,6 +18,7 @@
 #include "formats/jobspec.h"
 #include "formats/taskmap.h"
 #include "mapper/jobspec_map.h"
+#include "mapper/resources.h"
 #include "shell/exit_status.h"
 #include "topo/topology.h"
 #include "util/base64.h"
@@ -137,6 +138,21 @@ Jobspec placed_jobspec(Jobspec spec, const ResourceSet& R) {
     if (spec.resources.cores_per_task > 1 && spec.apps[0].map_by.empty())
         spec.apps[0].map_by = "slot:PE=" + std::to_string(spec.resources.cores_per_task);
     return spec;
+}
+
+// The part of `R` that `map`'s tasks hold (node i of the map is R's i-th
+// rank): what a later exec of the same program may not take.
+ResourceSet held_part(const JobMap& map, const ResourceSet& R) {
+    std::vector<ResourceSet::Rank> ranks;
+    for (const auto& [rank, target] : R.targets())
+        ranks.push_back(rank);
+    ResourceSet held;
+    const ResourceSet used = job_resources(map);
+    for (const auto& [node, target] : used.targets())
+        if (node < ranks.size())
+            (void)held.insert(ranks[node],
+                              Target{R.find(ranks[node])->hostname, target.cores, target.gpus});
+    return held;
 }
 
 std::uint64_t ntasks_of_record(const JobRecord& record) {
@@ -501,7 +517,7 @@ struct JobManager::Impl {
             {"id", std::to_string(job.id)}, {"jobspec", placed.to_json()}, {"R", free.to_json()}};
         auto run = std::make_unique<Exec>();
         run->first_rank = job.next_rank;
-        run->R = free;
+        run->R = held_part(*map, free);
         Exec* key = run.get();
         const JobId id = job.id;
         ShellProcess::Handlers handlers{
