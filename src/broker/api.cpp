@@ -216,6 +216,10 @@ bool LineBuffer::overflowed() const {
 
 // --- Client ------------------------------------------------------------------
 
+Error error_of(const Reply& reply) {
+    return Error("", std::string(without_prefix(reply.message.value_or(""))));
+}
+
 Result<std::string> Client::default_uri() {
     const char* uri = std::getenv(std::string(kUriVariable).c_str());
     if (uri == nullptr || *uri == '\0')
@@ -292,8 +296,7 @@ Result<Reply> Client::receive() {
     }
 }
 
-Result<Json> Client::call(std::string_view method, const Json& params,
-                          const std::function<void(const Json&)>& on_more) {
+Result<std::int64_t> Client::send(std::string_view method, const Json& params) {
     if (fd_ < 0)
         return lost();
     const std::int64_t id = next_id_++;
@@ -309,19 +312,27 @@ Result<Json> Client::call(std::string_view method, const Json& params,
         // A refused peer may find the socket closed before it writes: the
         // broker's one message about the connection says why.
         if (auto reply = receive(); reply && !reply->id && reply->message)
-            return Error("", std::string(without_prefix(*reply->message)));
+            return error_of(*reply);
         return lost();
     }
+    return id;
+}
+
+Result<Json> Client::call(std::string_view method, const Json& params,
+                          const std::function<void(const Json&)>& on_more) {
+    const auto id = send(method, params);
+    if (!id)
+        return id.error();
     for (;;) {
         auto reply = receive();
         if (!reply)
             return reply.error();
-        if (reply->message && (!reply->id || *reply->id == id))
-            return Error("", std::string(without_prefix(*reply->message)));
-        if (!reply->id || *reply->id != id)
+        if (reply->message && (!reply->id || *reply->id == *id))
+            return error_of(*reply);
+        if (!reply->id || *reply->id != *id)
             return bad_reply("a reply to request " +
                              (reply->id ? std::to_string(*reply->id) : std::string("(none)")) +
-                             " while waiting for request " + std::to_string(id));
+                             " while waiting for request " + std::to_string(*id));
         if (!reply->more)
             return std::move(*reply->result);
         if (on_more)

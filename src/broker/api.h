@@ -95,7 +95,13 @@ private:
 
 // --- The client --------------------------------------------------------------
 
-// A blocking connection to an instance, for commands: one request at a time.
+// The error an error reply carries, as a command prints it after "gantry: "
+// (the broker's "gantry: " left out).
+Error error_of(const Reply& reply);
+
+// A blocking connection to an instance, for commands: one request at a time
+// through call(); or, for a front end that also waits on other things
+// (stdin, signals), send() and receive() as poll(2) on native_handle() says.
 class Client {
 public:
     // The URI in GANTRY_URI; without it: "not inside an instance
@@ -119,11 +125,21 @@ public:
     // ended, after instance.shutdown).
     Status wait_closed();
 
+    // Sends one request without waiting for its replies; returns its id.
+    Result<std::int64_t> send(std::string_view method, const Json& params = Json::object());
+    // The next reply, read from the socket when none is buffered: blocks
+    // until one comes. Error replies are replies here, not errors.
+    Result<Reply> receive();
+    // A whole reply is buffered: receive() returns it without reading, and
+    // poll(2) on the socket would not announce it.
+    bool has_reply() const { return buffer_.has_line(); }
+    // The socket, to poll(2) for the next reply.
+    int native_handle() const { return fd_; }
+
     const std::string& uri() const { return uri_; }
 
 private:
     Client(int fd, std::string uri) : fd_(fd), uri_(std::move(uri)) {}
-    Result<Reply> receive();
     Error lost() const;
 
     int fd_ = -1;

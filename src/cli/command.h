@@ -29,6 +29,20 @@ int run_main(int argc, char** argv);
 int start_main(int argc, char** argv);
 int shutdown_main(int argc, char** argv);
 int instance_main(int argc, char** argv);
+int submit_main(int argc, char** argv);
+int attach_main(int argc, char** argv);
+int jobs_main(int argc, char** argv);
+int info_main(int argc, char** argv);
+int eventlog_main(int argc, char** argv);
+int wait_main(int argc, char** argv);
+int kill_main(int argc, char** argv);
+int cancel_main(int argc, char** argv);
+int purge_main(int argc, char** argv);
+int urgency_main(int argc, char** argv);
+int job_main(int argc, char** argv);
+int alloc_main(int argc, char** argv);
+int batch_main(int argc, char** argv);
+int job_shell_main(int argc, char** argv);  // started by a broker, see job_shell_cmd.cpp
 
 // Prints `gantry: <error>` on stderr and returns kExitUsage.
 int fail(const Error& error);

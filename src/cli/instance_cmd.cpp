@@ -11,6 +11,7 @@
 
 #include "broker/api.h"
 #include "cli/command.h"
+#include "cli/instance_client.h"
 
 namespace gantry::cli {
 
@@ -48,42 +49,6 @@ sends the program's process group SIGTERM.
 
 Exit status: 0 once the instance has ended; 1 when it cannot be reached or
 refuses; 2 on bad options, or when there is no GANTRY_URI and no --uri.)";
-
-// Where to connect: --uri, else GANTRY_URI. Problems here are the user's.
-std::optional<std::string> instance_uri(const std::optional<std::string>& option, int& exit_code) {
-    auto uri = option ? Result<std::string>(*option) : api::Client::default_uri();
-    if (!uri) {
-        exit_code = fail(uri.error());
-        return std::nullopt;
-    }
-    if (auto path = api::socket_path_of(*uri); !path) {
-        exit_code = fail(Error::in(option ? "--uri" : std::string(api::kUriVariable),
-                                   "expected unix:///PATH/TO/SOCKET", *uri));
-        return std::nullopt;
-    }
-    return *uri;
-}
-
-// Errors of the instance or of reaching it: runtime failures.
-int runtime_failure(const Error& error) {
-    fail(error);
-    return kExitRuntime;
-}
-
-// A connection to the instance --uri or $GANTRY_URI names; else the exit
-// code of the failure, its message printed.
-std::optional<api::Client> connect_instance(const std::optional<std::string>& uri_option,
-                                            int& exit_code) {
-    const auto uri = instance_uri(uri_option, exit_code);
-    if (!uri)
-        return std::nullopt;
-    auto client = api::Client::connect(*uri);
-    if (!client) {
-        exit_code = runtime_failure(client.error());
-        return std::nullopt;
-    }
-    return std::move(*client);
-}
 
 // 42s, 3m07s, 2h03m07s, 4d02h03m.
 std::string uptime_text(double seconds) {
@@ -151,8 +116,7 @@ int instance_main(int argc, char** argv) {
     info->footer(std::string(kInstanceExamples));
     std::optional<std::string> uri_option;
     bool json = false;
-    info->add_option("--uri", uri_option, "The instance's URI (default: $GANTRY_URI)")
-        ->type_name("URI");
+    add_uri_option(*info, uri_option);
     info->add_flag("--json", json, "Print the instance.info reply as one line of JSON");
     if (const auto code = parse_options(app, argc, argv))
         return *code;
@@ -177,8 +141,7 @@ int shutdown_main(int argc, char** argv) {
     app.footer(std::string(kShutdownExamples));
     std::optional<std::string> uri_option;
     bool force = false;
-    app.add_option("--uri", uri_option, "The instance's URI (default: $GANTRY_URI)")
-        ->type_name("URI");
+    add_uri_option(app, uri_option);
     app.add_flag("-f,--force", force,
                  "With an initial program running: send its process group SIGTERM");
     if (const auto code = parse_options(app, argc, argv))

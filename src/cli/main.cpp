@@ -24,6 +24,21 @@ constexpr Subcommand kSubcommands[] = {
      gantry::cli::start_main},
     {"shutdown", "end an instance", gantry::cli::shutdown_main},
     {"instance", "ask an instance about itself (instance info)", gantry::cli::instance_main},
+    {"submit", "queue a job in an instance; print its id", gantry::cli::submit_main},
+    {"attach", "print a job's output as it comes, forwarding stdin and signals",
+     gantry::cli::attach_main},
+    {"jobs", "list an instance's jobs", gantry::cli::jobs_main},
+    {"info", "print all an instance knows of a job", gantry::cli::info_main},
+    {"eventlog", "print a job's events, or follow them", gantry::cli::eventlog_main},
+    {"wait", "wait for jobs to end; exit with the job's exit code", gantry::cli::wait_main},
+    {"kill", "send a signal to running jobs", gantry::cli::kill_main},
+    {"cancel", "cancel jobs, pending or running", gantry::cli::cancel_main},
+    {"purge", "remove inactive jobs from the records", gantry::cli::purge_main},
+    {"urgency", "change a pending job's urgency", gantry::cli::urgency_main},
+    {"alloc", "run a program in a child instance on allocated resources", gantry::cli::alloc_main},
+    {"batch", "submit a script to run in a child instance; print its id", gantry::cli::batch_main},
+    {"job", "RFC 8's program methods: new, grow, map, exec, shrink, terminate...",
+     gantry::cli::job_main},
 };
 
 void print_usage(std::ostream& out) {
@@ -50,6 +65,9 @@ int main(int argc, char** argv) {
         std::cout << "gantry 0.1.0\n";
         return gantry::cli::kExitOk;
     }
+    // Started by an instance's broker for each job, not by users: not listed.
+    if (name == "job-shell")
+        return gantry::cli::job_shell_main(argc - 1, argv + 1);
     for (const auto& sub : kSubcommands)
         if (sub.name == name)
             return sub.main(argc - 1, argv + 1);

@@ -4,6 +4,7 @@
 #include "broker/api.h"
 
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -281,6 +282,68 @@ TEST_F(BrokerTest, StreamOnTheWire) {
     EXPECT_EQ(peer.read_line(), "{\"id\":4,\"result\":{\"i\":0},\"more\":true}\n");
     EXPECT_EQ(peer.read_line(), "{\"id\":4,\"result\":{\"i\":1},\"more\":true}\n");
     EXPECT_EQ(peer.read_line(), "{\"id\":4,\"result\":{\"done\":2}}\n");
+}
+
+TEST_F(BrokerTest, SendThenReceiveAStreamReplyByReply) {
+    Client client = connect();
+    const auto id = client.send("test.count", {{"n", 2}});
+    ASSERT_TRUE(id.ok()) << id.error().str();
+    // Nothing is read before receive(): poll(2) is what says a reply came.
+    EXPECT_FALSE(client.has_reply());
+    pollfd ready{client.native_handle(), POLLIN, 0};
+    ASSERT_EQ(::poll(&ready, 1, 10000), 1);
+    std::vector<std::string> seen;
+    for (bool more = true; more;) {
+        const auto reply = client.receive();
+        ASSERT_TRUE(reply.ok()) << reply.error().str();
+        EXPECT_EQ(reply->id, *id);
+        ASSERT_TRUE(reply->result);
+        seen.push_back(to_compact(*reply->result));
+        more = reply->more;
+    }
+    EXPECT_EQ(seen, (std::vector<std::string>{R"({"i":0})", R"({"i":1})", R"({"done":2})"}));
+    EXPECT_FALSE(client.has_reply());
+    // call() goes on with the next id.
+    const auto reply = client.call("test.echo", {{"after", true}});
+    ASSERT_TRUE(reply.ok()) << reply.error().str();
+    EXPECT_EQ(to_compact(*reply), R"({"after":true})");
+}
+
+TEST_F(BrokerTest, RepliesReadTogetherAreBufferedForReceive) {
+    Client client = connect();
+    const auto first = client.send("test.echo", {{"n", 1}});
+    const auto second = client.send("test.echo", {{"n", 2}});
+    ASSERT_TRUE(first.ok() && second.ok());
+    EXPECT_EQ(*second, *first + 1);
+    // Wait until both replies are on the socket, so that one read takes both.
+    for (int i = 0; i < 500; ++i) {
+        int queued = 0;
+        if (::ioctl(client.native_handle(), FIONREAD, &queued) == 0 &&
+            queued == static_cast<int>(std::strlen("{\"id\":1,\"result\":{\"n\":1}}\n") * 2))
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const auto one = client.receive();
+    ASSERT_TRUE(one.ok()) << one.error().str();
+    EXPECT_EQ(one->id, *first);
+    EXPECT_TRUE(client.has_reply());
+    const auto two = client.receive();
+    ASSERT_TRUE(two.ok()) << two.error().str();
+    EXPECT_EQ(two->id, *second);
+    EXPECT_EQ(to_compact(*two->result), R"({"n":2})");
+    EXPECT_FALSE(client.has_reply());
+}
+
+TEST_F(BrokerTest, ReceiveGivesErrorRepliesAsReplies) {
+    Client client = connect();
+    const auto id = client.send("no.such.method");
+    ASSERT_TRUE(id.ok()) << id.error().str();
+    const auto reply = client.receive();
+    ASSERT_TRUE(reply.ok()) << reply.error().str();
+    EXPECT_EQ(reply->id, *id);
+    EXPECT_FALSE(reply->result);
+    EXPECT_EQ(reply->message, R"(gantry: api: unknown method "no.such.method")");
+    EXPECT_EQ(api::error_of(*reply).str(), R"(api: unknown method "no.such.method")");
 }
 
 TEST_F(BrokerTest, ErrorsOfMethodsKeepTheConnection) {

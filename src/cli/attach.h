@@ -1,0 +1,33 @@
+// Attaching a front end to a job of an instance: its output as it comes,
+// this process's stdin and signals forwarded to it, its exit code at the
+// end. `gantry attach` is this alone; `gantry run` inside an instance does
+// it after its submit. Reference: docs/commands/attach.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "broker/api.h"
+
+namespace gantry::cli {
+
+// The exit code of a front end that detached (two Ctrl-C within 2 s): the
+// shell's code for a command ended by SIGINT.
+inline constexpr int kExitDetached = 130;
+
+struct AttachOptions {
+    bool label_io = false;      // "RANK: " before every line, whatever the jobspec says
+    bool forward_stdin = true;  // this process's stdin to the job, EOF included
+};
+
+// Follows job `id` with `job.attach` on `stream`, which that request holds
+// until the job ends; stdin and signals go to the job over a second
+// connection to `uri`. Output goes to stdout and stderr as the tasks wrote
+// it; exceptions are printed on stderr as `gantry: job 7: exception: TYPE:
+// NOTE`. Returns the command's exit code: the job's exit code, 1 when it has
+// none (it never ran) or the instance fails (message printed), or
+// kExitDetached.
+int attach_job(api::Client& stream, const std::string& uri, std::uint64_t id,
+               const AttachOptions& options);
+
+}  // namespace gantry::cli

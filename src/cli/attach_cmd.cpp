@@ -1,0 +1,353 @@
+// `gantry attach`: follow a job of an instance, its output and exceptions as
+// they come, with this process's stdin and signals forwarded to it; exit
+// with the job's exit code. One process, no threads: poll(2) waits on the
+// job's stream, stdin and a pipe that signal handlers write to.
+// Reference: docs/commands/attach.md.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/attach.h"
+#include "cli/command.h"
+#include "cli/instance_client.h"
+#include "util/base64.h"
+
+namespace gantry::cli {
+
+namespace {
+
+constexpr std::string_view kExamples = R"(Examples:
+  $ id=$(gantry submit -n 2 sh -c 'echo "rank $GANTRY_TASK_RANK"; exit 3')
+  $ gantry attach $id
+  rank 0
+  rank 1
+  $ echo $?
+  3
+  $ gantry attach --label-io $id
+  0: rank 0
+  1: rank 1
+  $ gantry attach 9
+  gantry: job 9: exception: cancel: canceled by 1000
+
+Prints the job's output from its start, then as it comes, until the job
+ends; attaching again later prints it all again. Stdin goes to the job once
+it runs (to the ranks its --input names; rank 0 by default), unless
+--no-stdin. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are sent on to the
+job; a second Ctrl-C within 2 s detaches instead, and the job goes on.
+
+Exit status: the job's exit code; 1 when the job never ran (canceled while
+pending, a dependency failed, lost) or the instance cannot be reached or
+refuses (gantry: job 9: no such job); 130 after detaching; 2 on bad options
+or a bad job id.)";
+
+// The signals a front end passes on to its job.
+constexpr std::array kForwardedSignals = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
+// A second Ctrl-C within this time detaches.
+constexpr auto kDetachWindow = std::chrono::seconds(2);
+
+// The write end of the live SignalPipe, for its handler.
+int g_signal_pipe = -1;
+
+void write_signal_byte(int signal) {
+    const int saved_errno = errno;
+    const auto byte = static_cast<unsigned char>(signal);
+    (void)!::write(g_signal_pipe, &byte, 1);
+    errno = saved_errno;
+}
+
+// Signals as bytes on a pipe, which poll(2) watches with the sockets: the
+// handler does nothing else, so nothing else need be async-signal-safe.
+// Signals the process ignores (nohup, a background job's SIGINT) stay
+// ignored. The previous handlers come back at the end.
+class SignalPipe {
+public:
+    SignalPipe() {
+        if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
+            fds_[0] = fds_[1] = -1;
+            return;
+        }
+        g_signal_pipe = fds_[1];
+        struct sigaction action {};
+        action.sa_handler = write_signal_byte;
+        sigemptyset(&action.sa_mask);
+        for (std::size_t i = 0; i < kForwardedSignals.size(); ++i) {
+            ::sigaction(kForwardedSignals[i], nullptr, &previous_[i]);
+            if (previous_[i].sa_handler != SIG_IGN)
+                ::sigaction(kForwardedSignals[i], &action, nullptr);
+        }
+    }
+    ~SignalPipe() {
+        if (!ok())
+            return;
+        for (std::size_t i = 0; i < kForwardedSignals.size(); ++i)
+            ::sigaction(kForwardedSignals[i], &previous_[i], nullptr);
+        g_signal_pipe = -1;
+        ::close(fds_[0]);
+        ::close(fds_[1]);
+    }
+    SignalPipe(const SignalPipe&) = delete;
+    SignalPipe& operator=(const SignalPipe&) = delete;
+
+    bool ok() const { return fds_[0] >= 0; }
+    int read_end() const { return fds_[0]; }
+
+    // The signals caught since the last call, in the order they came.
+    std::vector<int> take() {
+        std::vector<int> signals;
+        unsigned char bytes[64];
+        for (ssize_t n; (n = ::read(fds_[0], bytes, sizeof bytes)) > 0;)
+            signals.insert(signals.end(), bytes, bytes + n);
+        return signals;
+    }
+
+private:
+    int fds_[2] = {-1, -1};
+    std::array<struct sigaction, kForwardedSignals.size()> previous_{};
+};
+
+void write_all(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+        if (n > 0)
+            bytes.remove_prefix(static_cast<std::size_t>(n));
+        else if (n == 0 || errno != EINTR)
+            return;  // a closed stdout: the output has nowhere to go
+    }
+}
+
+// `label` before every line of `bytes`, the last one too when it has no
+// newline yet.
+void append_labelled(std::string& out, std::string_view label, std::string_view bytes) {
+    while (!bytes.empty()) {
+        const auto newline = bytes.find('\n');
+        const auto end = newline == std::string_view::npos ? bytes.size() : newline + 1;
+        out += label;
+        out += bytes.substr(0, end);
+        bytes.remove_prefix(end);
+    }
+}
+
+// One attachment: what has been seen of the job, and where its stdin stands.
+class Attachment {
+public:
+    Attachment(api::Client& stream, api::Client control, std::uint64_t id,
+               const AttachOptions& options)
+        : stream_(stream),
+          control_(std::move(control)),
+          id_(id),
+          label_(options.label_io),
+          stdin_(options.forward_stdin ? Stdin::kWaiting : Stdin::kClosed) {}
+
+    int run(SignalPipe& signals);
+
+private:
+    // kWaiting until the job starts (job.stdin is for running jobs), kOpen
+    // while it runs and stdin has more, kClosed after.
+    enum class Stdin { kWaiting, kOpen, kClosed };
+
+    // Each returns the exit code when the attachment ends there.
+    std::optional<int> on_reply(const api::Reply& reply);
+    std::optional<int> on_output(const Json& chunk);
+    std::optional<int> on_signal(int signal);
+    void on_event(const Json& event);
+    void on_stdin();
+    void send_stdin(std::string_view bytes, bool eof);
+    void kill(int signal);
+    std::string job() const { return "job " + std::to_string(id_); }
+
+    api::Client& stream_;
+    api::Client control_;  // stdin and signals: the stream holds `stream_`
+    std::uint64_t id_;
+    bool label_;
+    Stdin stdin_;
+    std::optional<std::chrono::steady_clock::time_point> last_interrupt_;
+    std::string scratch_;  // a chunk's labelled lines
+};
+
+int Attachment::run(SignalPipe& signals) {
+    const auto request = stream_.send("job.attach", {{"id", id_}});
+    if (!request)
+        return runtime_failure(request.error());
+    for (;;) {
+        pollfd ready[] = {
+            {stream_.native_handle(), POLLIN, 0},
+            {signals.read_end(), POLLIN, 0},
+            {stdin_ == Stdin::kOpen ? STDIN_FILENO : -1, POLLIN, 0},  // -1: not polled
+        };
+        // A reply already buffered needs no waiting.
+        if (::poll(ready, std::size(ready), stream_.has_reply() ? 0 : -1) < 0 && errno != EINTR)
+            return runtime_failure(Error("", std::string("poll: ") + std::strerror(errno)));
+        for (const int signal : signals.take())
+            if (const auto code = on_signal(signal))
+                return *code;
+        if (ready[0].revents != 0 || stream_.has_reply()) {
+            do {
+                const auto reply = stream_.receive();
+                if (!reply)
+                    return runtime_failure(reply.error());
+                // The stream is this request's alone; a caller's earlier
+                // requests on it have had their replies.
+                if (reply->id && *reply->id != *request)
+                    continue;
+                if (const auto code = on_reply(*reply))
+                    return *code;
+            } while (stream_.has_reply());
+        }
+        if (ready[2].revents != 0)
+            on_stdin();
+    }
+}
+
+std::optional<int> Attachment::on_reply(const api::Reply& reply) {
+    if (reply.message)
+        return runtime_failure(api::error_of(reply));
+    const Json& result = *reply.result;
+    if (const auto jobspec = result.find("jobspec"); jobspec != result.end()) {
+        const Json attributes = jobspec->value("attributes", Json::object());
+        const auto label_io = attributes.find("label_io");
+        label_ = label_ || (label_io != attributes.end() && *label_io == true);
+    }
+    if (const auto output = result.find("output"); output != result.end() && output->is_array())
+        for (const Json& chunk : *output)
+            if (const auto code = on_output(chunk))
+                return code;
+    if (const auto events = result.find("events"); events != result.end() && events->is_array())
+        for (const Json& event : *events)
+            on_event(event);
+    if (!reply.more)  // the job's summary: it is inactive
+        return command_exit_code(result);
+    return std::nullopt;
+}
+
+std::optional<int> Attachment::on_output(const Json& chunk) {
+    auto bytes = base64_decode(string_field(chunk, "data"));
+    if (!bytes)
+        return runtime_failure(
+            Error(job(), "bad output from the instance: " + bytes.error().str()));
+    const Json rank = chunk.value("rank", Json(-1));
+    // Rank -1 is the shell's own messages: on stderr, unlabelled.
+    const bool shell = !rank.is_number_integer() || rank.get<std::int64_t>() < 0;
+    const int fd =
+        shell || string_field(chunk, "stream") == "stderr" ? STDERR_FILENO : STDOUT_FILENO;
+    if (!label_ || shell) {
+        write_all(fd, *bytes);
+        return std::nullopt;
+    }
+    scratch_.clear();
+    append_labelled(scratch_, to_compact(rank) + ": ", *bytes);
+    write_all(fd, scratch_);
+    return std::nullopt;
+}
+
+void Attachment::on_event(const Json& event) {
+    const std::string name = string_field(event, "name");
+    if (name == "exception") {
+        std::cerr << "gantry: " << exception_text(id_, event.value("context", Json::object()))
+                  << '\n';
+    } else if (name == "start") {
+        if (stdin_ == Stdin::kWaiting)
+            stdin_ = Stdin::kOpen;
+    } else if (name == "finish") {
+        stdin_ = Stdin::kClosed;  // nobody reads it any more
+    }
+}
+
+std::optional<int> Attachment::on_signal(int signal) {
+    if (signal == SIGINT) {
+        const auto now = std::chrono::steady_clock::now();
+        if (last_interrupt_ && now - *last_interrupt_ < kDetachWindow) {
+            std::cerr << "gantry: " << job() << ": detached; it goes on (gantry attach " << id_
+                      << " follows it again)\n";
+            return kExitDetached;
+        }
+        last_interrupt_ = now;
+        std::cerr << "gantry: " << job() << ": SIGINT sent; one more Ctrl-C within 2 s detaches\n";
+    }
+    kill(signal);
+    return std::nullopt;
+}
+
+void Attachment::kill(int signal) {
+    // Not fatal: the job may not run yet, or have ended meanwhile.
+    if (const auto reply = control_.call("job.kill", {{"id", id_}, {"signal", signal}}); !reply)
+        fail(reply.error());
+}
+
+void Attachment::on_stdin() {
+    char block[1 << 16];
+    const ssize_t n = ::read(STDIN_FILENO, block, sizeof block);
+    if (n > 0)
+        send_stdin(std::string_view(block, static_cast<std::size_t>(n)), false);
+    else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+        send_stdin({}, true);  // a stdin that fails to read ends like one at its end
+}
+
+void Attachment::send_stdin(std::string_view bytes, bool eof) {
+    const auto reply =
+        control_.call("job.stdin", {{"id", id_}, {"data", base64_encode(bytes)}, {"eof", eof}});
+    // An error means nobody takes it any more (the job ended meanwhile, or
+    // its input comes from a file): stop reading, say nothing.
+    if (!reply || eof)
+        stdin_ = Stdin::kClosed;
+}
+
+}  // namespace
+
+int attach_job(api::Client& stream, const std::string& uri, std::uint64_t id,
+               const AttachOptions& options) {
+    auto control = api::Client::connect(uri);
+    if (!control)
+        return runtime_failure(control.error());
+    SignalPipe signals;
+    if (!signals.ok())
+        return runtime_failure(Error("", std::string("pipe: ") + std::strerror(errno)));
+    Attachment attachment(stream, std::move(*control), id, options);
+    return attachment.run(signals);
+}
+
+int attach_main(int argc, char** argv) {
+    CLI::App app(
+        "Print a job's output as it comes, forward stdin and signals to it, and exit with its "
+        "exit code.",
+        "attach");
+    app.footer(std::string(kExamples));
+    std::optional<std::string> uri_option;
+    std::string id_text;
+    AttachOptions options;
+    bool no_stdin = false;
+    add_uri_option(app, uri_option);
+    app.add_option("ID", id_text, "The job's id")->required();
+    app.add_flag("-l,--label-io", options.label_io,
+                 "Prefix each output line with \"RANK: \" (also when the job was not "
+                 "submitted with --label-io)");
+    app.add_flag("--no-stdin", no_stdin, "Do not read stdin; the job's stdin stays open");
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    options.forward_stdin = !no_stdin;
+
+    const auto id = parse_job_id("attach", id_text);
+    if (!id)
+        return fail(id.error());
+    int exit_code = kExitOk;
+    const auto uri = instance_uri(uri_option, exit_code);
+    if (!uri)
+        return exit_code;
+    auto stream = api::Client::connect(*uri);
+    if (!stream)
+        return runtime_failure(stream.error());
+    return attach_job(*stream, *uri, *id, options);
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,113 @@
+#include "cli/instance_client.h"
+
+#include <charconv>
+
+#include "cli/command.h"
+
+namespace gantry::cli {
+
+// --- The instance ------------------------------------------------------------
+
+CLI::Option* add_uri_option(CLI::App& app, std::optional<std::string>& uri) {
+    return app.add_option("--uri", uri, "The instance's URI (default: $GANTRY_URI)")
+        ->type_name("URI");
+}
+
+std::optional<std::string> instance_uri(const std::optional<std::string>& option, int& exit_code) {
+    auto uri = option ? Result<std::string>(*option) : api::Client::default_uri();
+    if (!uri) {
+        exit_code = fail(uri.error());
+        return std::nullopt;
+    }
+    if (auto path = api::socket_path_of(*uri); !path) {
+        exit_code = fail(Error::in(option ? "--uri" : std::string(api::kUriVariable),
+                                   "expected unix:///PATH/TO/SOCKET", *uri));
+        return std::nullopt;
+    }
+    return *uri;
+}
+
+int runtime_failure(const Error& error) {
+    fail(error);
+    return kExitRuntime;
+}
+
+std::optional<api::Client> connect_instance(const std::optional<std::string>& uri_option,
+                                            int& exit_code) {
+    const auto uri = instance_uri(uri_option, exit_code);
+    if (!uri)
+        return std::nullopt;
+    auto client = api::Client::connect(*uri);
+    if (!client) {
+        exit_code = runtime_failure(client.error());
+        return std::nullopt;
+    }
+    return std::move(*client);
+}
+
+// --- Jobs ----------------------------------------------------------------------
+
+std::string string_field(const Json& object, std::string_view key) {
+    const auto found = object.find(key);
+    return found != object.end() && found->is_string() ? found->get<std::string>() : std::string();
+}
+
+std::string number_text(const Json& object, std::string_view key) {
+    const auto found = object.find(key);
+    return found != object.end() && found->is_number() ? to_compact(*found) : "-";
+}
+
+Result<std::uint64_t> parse_job_id(std::string_view domain, std::string_view text) {
+    std::uint64_t id = 0;
+    const char* end = text.data() + text.size();
+    // from_chars alone would take a leading '-' and stop at trailing junk.
+    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == text.npos;
+    if (!digits || std::from_chars(text.data(), end, id).ec != std::errc())
+        return Error(std::string(domain), "bad job id " + quote(text));
+    return id;
+}
+
+const Json* exception_of(const Json& summary) {
+    const auto found = summary.find("exception");
+    return found != summary.end() && found->is_object() ? &*found : nullptr;
+}
+
+std::optional<int> exit_code_of(const Json& summary) {
+    const auto found = summary.find("exit_code");
+    if (found == summary.end() || !found->is_number_integer())
+        return std::nullopt;
+    return found->get<int>();
+}
+
+JobResult result_of(const Json& summary) {
+    if (const Json* exception = exception_of(summary))
+        return string_field(*exception, "type") == "cancel" ? JobResult::kCanceled
+                                                            : JobResult::kFailed;
+    return exit_code_of(summary) == 0 ? JobResult::kCompleted : JobResult::kFailed;
+}
+
+std::string_view to_string(JobResult result) {
+    switch (result) {
+        case JobResult::kCompleted:
+            return "completed";
+        case JobResult::kFailed:
+            return "failed";
+        case JobResult::kCanceled:
+            return "canceled";
+    }
+    return "failed";
+}
+
+int command_exit_code(const Json& summary) {
+    return exit_code_of(summary).value_or(kExitRuntime);
+}
+
+std::string exception_text(std::uint64_t id, const Json& exception) {
+    std::string text =
+        "job " + std::to_string(id) + ": exception: " + string_field(exception, "type");
+    if (const std::string note = string_field(exception, "note"); !note.empty())
+        text += ": " + note;
+    return text;
+}
+
+}  // namespace gantry::cli

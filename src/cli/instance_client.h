@@ -1,0 +1,69 @@
+// What the commands that talk to an instance share: which instance (--uri,
+// else GANTRY_URI), how its failures end a command, job ids as users type
+// them, and what a job's summary (src/broker/jobs.h) says about its end.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+#include "broker/api.h"
+#include "util/error.h"
+#include "util/json.h"
+
+namespace gantry::cli {
+
+// --- The instance ------------------------------------------------------------
+
+// The --uri option of every command that talks to an instance.
+CLI::Option* add_uri_option(CLI::App& app, std::optional<std::string>& uri);
+
+// Where to connect: --uri, else GANTRY_URI. Problems here are the user's:
+// the message is printed and `exit_code` set to kExitUsage.
+std::optional<std::string> instance_uri(const std::optional<std::string>& option, int& exit_code);
+
+// A connection to the instance --uri or $GANTRY_URI names; else the exit
+// code of the failure, its message printed.
+std::optional<api::Client> connect_instance(const std::optional<std::string>& uri_option,
+                                            int& exit_code);
+
+// Errors of the instance or of reaching it (the broker's replies such as
+// "job 7: no such job" included): printed, kExitRuntime returned.
+int runtime_failure(const Error& error);
+
+// --- Jobs ----------------------------------------------------------------------
+
+// The string at `key` of a reply's object; empty when absent or not a
+// string (a reply is read, never trusted to have every key).
+std::string string_field(const Json& object, std::string_view key);
+// The number at `key` as digits; "-" when absent or not a number.
+std::string number_text(const Json& object, std::string_view key);
+
+// A job id: decimal digits. Else `DOMAIN: bad job id "x"`.
+Result<std::uint64_t> parse_job_id(std::string_view domain, std::string_view text);
+
+// How an inactive job ended, by flux's names: completed (exit code 0, no
+// exception), canceled (a `cancel` exception), failed (anything else).
+enum class JobResult { kCompleted, kFailed, kCanceled };
+JobResult result_of(const Json& summary);
+std::string_view to_string(JobResult result);  // "completed", "failed", "canceled"
+
+// The summary's exit code; none when the job never ran (canceled while
+// pending, a dependency failed, lost) or has not ended.
+std::optional<int> exit_code_of(const Json& summary);
+
+// The exit status of a command that waited for the job: its exit code, or
+// 1 when it has none.
+int command_exit_code(const Json& summary);
+
+// `job 7: exception: cancel: NOTE` (no `: NOTE` when the note is empty),
+// for an exception {"type","note"} of an event or a summary.
+std::string exception_text(std::uint64_t id, const Json& exception);
+
+// The summary's exception, when it has one.
+const Json* exception_of(const Json& summary);
+
+}  // namespace gantry::cli

@@ -1,0 +1,602 @@
+// `gantry jobs`, `gantry info` and `gantry eventlog`: what an instance
+// knows about its jobs, as tables and lines for people or as the broker's
+// JSON for programs. References: docs/commands/jobs.md, info.md, eventlog.md.
+#include <pwd.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "broker/store.h"
+#include "cli/command.h"
+#include "cli/instance_client.h"
+#include "formats/idset.h"
+#include "formats/rset.h"
+#include "shell/exit_status.h"
+
+namespace gantry::cli {
+
+namespace {
+
+constexpr std::string_view kJobsExamples = R"(Examples:
+  $ gantry jobs
+  JOBID USER     NAME       ST NTASKS     TIME
+      4 alice    solver      S      8   12.31s
+      3 alice    sleep       R      1   1.234m
+  $ gantry jobs -a
+  JOBID USER     NAME       ST NTASKS     TIME EXIT
+      4 alice    solver      S      8   12.31s
+      3 alice    sleep       R      1   1.234m
+      2 alice    hostname   CD      4   0.152s    0
+      1 alice    false       F      1   0.087s    1
+  $ gantry jobs --state=run,sched --name solver
+  $ gantry jobs -a --json | jq .exit_code
+
+Lists the jobs newest first: by default the active ones (pending and
+running), -a all of them, --state the ones in the states given.
+
+ST is the job's state: N new, D waiting for its dependencies, S scheduled
+(waiting for resources), R running, C cleaning up; an inactive job shows how
+it ended: CD completed (exit code 0), F failed, CA canceled. TIME is how
+long an active job has been in its state (a running job's run time so far),
+and how long an inactive one lived, from submit to its end. EXIT is the
+job's exit code, - for one that never ran.
+
+--state takes new, depend, sched, run, cleanup, inactive, pending (new,
+depend, sched), running (run, cleanup) and active (pending and running),
+comma-separated, in any case.
+
+Exit status: 0 on success; 1 when the instance cannot be reached or
+refuses; 2 on bad options, or when there is no GANTRY_URI and no --uri.)";
+
+constexpr std::string_view kInfoExamples = R"(Examples:
+  $ gantry info 2
+  id         2
+  name       hostname
+  user       alice (uid 1000)
+  state      INACTIVE
+  result     completed
+  exit-code  0
+  urgency    16
+  ntasks     4
+  submitted  2025-03-04T10:11:12.345678Z
+  command    -n 4 hostname
+  R          rank0/core[0-3]
+  taskmap    [[0,1,4,1]]
+  tasks
+    0-3      exited with exit code 0
+  eventlog
+    0.000000 submit urgency=16 userid=1000
+    0.001204 depend
+    ...
+  jobspec
+    {"version":1,"apps":[...],...}
+  $ gantry info 2 --json | jq .R
+
+Exit status: 0 on success; 1 when the instance cannot be reached or
+refuses (gantry: job 9: no such job); 2 on bad options or a bad job id.)";
+
+constexpr std::string_view kEventlogExamples = R"(Examples:
+  $ gantry eventlog 2
+  0.000000 submit urgency=16 userid=1000
+  0.001204 depend
+  0.001377 alloc
+  0.004512 start
+  0.152031 finish status=0
+  0.152310 release final=true ranks="all"
+  0.152398 clean
+  $ gantry eventlog --follow --time-format=iso 3
+  2025-03-04T10:11:12.345678Z submit urgency=16 userid=1000
+  ...
+  $ gantry eventlog --json 2 | jq -r .name
+
+One event per line: its time, its name, its context as KEY=VALUE with
+JSON values. --follow prints the events as they come until the job's
+`clean`, the last one.
+
+Exit status: 0 on success; 1 when the instance cannot be reached or
+refuses (gantry: job 9: no such job); 2 on bad options or a bad job id.)";
+
+// --- Times ---------------------------------------------------------------------
+
+double now_seconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string printf_text(const char* format, double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return text;
+}
+
+// A duration as flux prints one: 0s under a millisecond, then 1.234s,
+// 12.35s, 1.5m, 2.25h, 3.1d (four significant digits).
+std::string duration_text(double seconds) {
+    if (!(seconds >= 1e-3))
+        return "0s";
+    if (seconds < 10)
+        return printf_text("%.3fs", seconds);
+    if (seconds < 60)
+        return printf_text("%.4gs", seconds);
+    if (seconds < 3600)
+        return printf_text("%.4gm", seconds / 60);
+    if (seconds < 86400)
+        return printf_text("%.4gh", seconds / 3600);
+    return printf_text("%.4gd", seconds / 86400);
+}
+
+// 2025-03-04T10:11:12.345678Z (UTC, microseconds).
+std::string iso_time(double epoch) {
+    const double whole = std::floor(epoch);
+    auto micros = static_cast<long>(std::lround((epoch - whole) * 1e6));
+    auto seconds = static_cast<std::time_t>(whole);
+    if (micros == 1000000) {
+        micros = 0;
+        ++seconds;
+    }
+    std::tm utc{};
+    ::gmtime_r(&seconds, &utc);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
+    char text[48];
+    std::snprintf(text, sizeof text, "%s.%06ldZ", date, micros);
+    return text;
+}
+
+double number_field(const Json& object, std::string_view key) {
+    const auto found = object.find(key);
+    return found != object.end() && found->is_number() ? found->get<double>() : 0.0;
+}
+
+// --- Events ----------------------------------------------------------------------
+
+enum class TimeFormat { kOffset, kIso, kRaw };
+
+// Prints events as `TIME NAME KEY=VALUE...`, times counted from the first
+// event's (the job's submit) in kOffset.
+class EventPrinter {
+public:
+    explicit EventPrinter(TimeFormat format) : format_(format) {}
+
+    std::string line(const Json& event) {
+        const double time = number_field(event, "time");
+        if (!first_time_)
+            first_time_ = time;
+        std::string text = format_ == TimeFormat::kIso   ? iso_time(time)
+                           : format_ == TimeFormat::kRaw ? printf_text("%.6f", time)
+                                                         : printf_text("%.6f", time - *first_time_);
+        text += ' ' + string_field(event, "name");
+        if (const auto context = event.find("context");
+            context != event.end() && context->is_object())
+            for (const auto& [key, value] : context->items())
+                text += ' ' + key + '=' + to_compact(value);
+        return text;
+    }
+
+private:
+    TimeFormat format_;
+    std::optional<double> first_time_;
+};
+
+// --- Summaries -------------------------------------------------------------------
+
+// The user's name, else the uid as digits.
+std::string user_name(std::uint32_t uid) {
+    static std::map<std::uint32_t, std::string> known;
+    if (const auto found = known.find(uid); found != known.end())
+        return found->second;
+    const passwd* entry = ::getpwuid(uid);
+    return known[uid] = entry != nullptr ? entry->pw_name : std::to_string(uid);
+}
+
+std::uint32_t userid_of(const Json& summary) {
+    const auto found = summary.find("userid");
+    return found != summary.end() && found->is_number_unsigned() ? found->get<std::uint32_t>() : 0;
+}
+
+// The ST column.
+std::string state_abbreviation(const Json& summary) {
+    const auto state = parse_job_state(string_field(summary, "state"));
+    if (!state)
+        return "?";
+    switch (*state) {
+        case JobState::New:
+            return "N";
+        case JobState::Depend:
+            return "D";
+        case JobState::Sched:
+            return "S";
+        case JobState::Run:
+            return "R";
+        case JobState::Cleanup:
+            return "C";
+        case JobState::Inactive:
+            break;
+    }
+    switch (result_of(summary)) {
+        case JobResult::kCompleted:
+            return "CD";
+        case JobResult::kCanceled:
+            return "CA";
+        case JobResult::kFailed:
+            break;
+    }
+    return "F";
+}
+
+// The NTASKS column: 0 is a count not known yet (one task per slot, before
+// the job is mapped).
+std::string ntasks_text(const Json& summary) {
+    const std::string text = number_text(summary, "ntasks");
+    return text == "0" ? "-" : text;
+}
+
+bool is_inactive(const Json& summary) {
+    return string_field(summary, "state") == to_string(JobState::Inactive);
+}
+
+// The TIME column: an active job's time in its state, an inactive one's
+// from submit to its end.
+std::string time_text(const Json& summary, double now) {
+    const double state_time = number_field(summary, "state_time");
+    const double since = is_inactive(summary) ? number_field(summary, "submit_time") : state_time;
+    const double until = is_inactive(summary) ? state_time : now;
+    return duration_text(until - since);
+}
+
+// --- gantry jobs ---------------------------------------------------------------
+
+// The RFC 21 state names of --state's words.
+Result<std::vector<std::string>> states_of(const std::string& text) {
+    static const std::map<std::string, std::vector<JobState>> kGroups = {
+        {"pending", {JobState::New, JobState::Depend, JobState::Sched}},
+        {"running", {JobState::Run, JobState::Cleanup}},
+        {"active",
+         {JobState::New, JobState::Depend, JobState::Sched, JobState::Run, JobState::Cleanup}},
+    };
+    std::vector<JobState> states;
+    for (std::size_t start = 0; start <= text.size();) {
+        auto comma = text.find(',', start);
+        if (comma == std::string::npos)
+            comma = text.size();
+        std::string word = text.substr(start, comma - start);
+        std::transform(word.begin(), word.end(), word.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        std::string upper = word;
+        std::transform(upper.begin(), upper.end(), upper.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+        if (const auto group = kGroups.find(word); group != kGroups.end())
+            states.insert(states.end(), group->second.begin(), group->second.end());
+        else if (const auto state = parse_job_state(upper))
+            states.push_back(*state);
+        else
+            return Error("jobs", "--state: unknown state " + quote(word) +
+                                     " (new, depend, sched, run, cleanup, inactive, pending, "
+                                     "running, active)");
+        start = comma + 1;
+    }
+    std::sort(states.begin(), states.end());
+    states.erase(std::unique(states.begin(), states.end()), states.end());
+    std::vector<std::string> names;
+    for (const JobState state : states)
+        names.emplace_back(to_string(state));
+    return names;
+}
+
+// A table whose columns are as wide as their widest cell, at least as wide
+// as flux's; each line without trailing spaces.
+class Table {
+public:
+    struct Column {
+        std::string header;
+        std::size_t min_width;
+        bool left;  // else right-aligned
+    };
+    explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+    void print(std::ostream& out, bool header) const {
+        std::vector<std::size_t> widths;
+        for (std::size_t c = 0; c < columns_.size(); ++c) {
+            std::size_t width = std::max(columns_[c].min_width, columns_[c].header.size());
+            for (const auto& row : rows_)
+                width = std::max(width, row[c].size());
+            widths.push_back(width);
+        }
+        const auto print_row = [&](const std::vector<std::string>& cells) {
+            std::string line;
+            for (std::size_t c = 0; c < cells.size(); ++c) {
+                const std::string pad(widths[c] - cells[c].size(), ' ');
+                line += (c == 0 ? "" : " ") + (columns_[c].left ? cells[c] + pad : pad + cells[c]);
+            }
+            line.erase(line.find_last_not_of(' ') + 1);
+            out << line << '\n';
+        };
+        if (header) {
+            std::vector<std::string> headers;
+            for (const auto& column : columns_)
+                headers.push_back(column.header);
+            print_row(headers);
+        }
+        for (const auto& row : rows_)
+            print_row(row);
+    }
+
+private:
+    std::vector<Column> columns_;
+    std::vector<std::vector<std::string>> rows_;
+};
+
+void print_jobs(const Json& jobs, bool header) {
+    Table table({{"JOBID", 5, false},
+                 {"USER", 8, true},
+                 {"NAME", 10, true},
+                 {"ST", 2, false},
+                 {"NTASKS", 6, false},
+                 {"TIME", 8, false},
+                 {"EXIT", 4, false}});
+    const double now = now_seconds();
+    for (const Json& job : jobs)
+        table.add({number_text(job, "id"), user_name(userid_of(job)), string_field(job, "name"),
+                   state_abbreviation(job), ntasks_text(job), time_text(job, now),
+                   is_inactive(job) ? number_text(job, "exit_code") : ""});
+    table.print(std::cout, header);
+}
+
+// --- gantry info ------------------------------------------------------------------
+
+void print_field(std::string_view label, const std::string& value) {
+    std::cout << label << std::string(label.size() < 11 ? 11 - label.size() : 1, ' ') << value
+              << '\n';
+}
+
+// A word as a shell reads it back: quoted when it has more than letters,
+// digits and harmless punctuation.
+std::string shell_word(const std::string& word) {
+    constexpr std::string_view kPlain =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
+    if (!word.empty() && word.find_first_not_of(kPlain) == std::string::npos)
+        return word;
+    std::string quoted = "'";
+    for (const char c : word)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+// The apps' command lines as `gantry run` takes them: `-n 4 ./a : -n 1 ./b`.
+std::string command_text(const Json& jobspec) {
+    std::string text;
+    const auto apps = jobspec.find("apps");
+    if (apps == jobspec.end() || !apps->is_array())
+        return "-";
+    for (const Json& app : *apps) {
+        if (!text.empty())
+            text += " : ";
+        if (const auto ntasks = app.find("ntasks");
+            ntasks != app.end() && ntasks->is_number() && *ntasks != 0)
+            text += "-n " + to_compact(*ntasks) + ' ';
+        std::string words;
+        for (const Json& word : app.value("command", Json::array()))
+            words += (words.empty() ? "" : " ") +
+                     shell_word(word.is_string() ? word.get<std::string>() : to_compact(word));
+        text += words;
+    }
+    return text;
+}
+
+// R in its short form when it is an R, else as given.
+std::string resources_text(const Json& R) {
+    if (R.is_null())
+        return "-";
+    if (auto set = ResourceSet::from_json(R); set && !set->empty())
+        return set->short_form();
+    return R.is_string() ? R.get<std::string>() : to_compact(R);
+}
+
+// Each wait status with the ranks that ended so, by first rank:
+// `0-2      exited with exit code 0`.
+void print_task_exits(const Json& exits) {
+    std::map<int, IdSet> ranks_by_status;
+    for (const Json& exit : exits) {
+        const auto rank = exit.find("rank");
+        const auto status = exit.find("wait_status");
+        if (rank != exit.end() && rank->is_number_unsigned() && status != exit.end() &&
+            status->is_number_integer())
+            ranks_by_status[status->get<int>()].insert(rank->get<IdSet::Id>());
+    }
+    std::vector<std::pair<IdSet, int>> groups;
+    for (auto& [status, ranks] : ranks_by_status)
+        groups.emplace_back(std::move(ranks), status);
+    std::sort(groups.begin(), groups.end(),
+              [](const auto& a, const auto& b) { return a.first.first() < b.first.first(); });
+    std::size_t width = 8;
+    std::vector<std::string> labels;
+    for (const auto& group : groups) {
+        labels.push_back(group.first.encode());
+        width = std::max(width, labels.back().size() + 1);
+    }
+    for (std::size_t k = 0; k < groups.size(); ++k)
+        std::cout << "  " << labels[k] << std::string(width - labels[k].size(), ' ')
+                  << shell::describe_end(groups[k].second) << '\n';
+}
+
+void print_info(std::uint64_t id, const Json& info) {
+    print_field("id", number_text(info, "id"));
+    print_field("name", string_field(info, "name"));
+    const std::uint32_t uid = userid_of(info);
+    print_field("user", user_name(uid) + " (uid " + std::to_string(uid) + ")");
+    print_field("state", string_field(info, "state"));
+    if (is_inactive(info)) {
+        print_field("result", std::string(to_string(result_of(info))));
+        print_field("exit-code", number_text(info, "exit_code"));
+    }
+    if (const Json* exception = exception_of(info)) {
+        // "job 7: exception: TYPE: NOTE" without its "job 7: exception: ".
+        const std::string text = exception_text(id, *exception);
+        print_field("exception", text.substr(text.find(": exception: ") + 13));
+    }
+    print_field("urgency", number_text(info, "urgency"));
+    print_field("ntasks", ntasks_text(info));
+    print_field("submitted", iso_time(number_field(info, "submit_time")));
+    const Json jobspec = info.value("jobspec", Json::object());
+    print_field("command", command_text(jobspec));
+    print_field("R", resources_text(info.value("R", Json())));
+    const Json taskmap = info.value("taskmap", Json());
+    print_field("taskmap", taskmap.is_null()     ? std::string("-")
+                           : taskmap.is_string() ? taskmap.get<std::string>()
+                                                 : to_compact(taskmap));
+    if (const auto exits = info.find("task_exits");
+        exits != info.end() && exits->is_array() && !exits->empty()) {
+        std::cout << "tasks\n";
+        print_task_exits(*exits);
+    }
+    std::cout << "eventlog\n";
+    EventPrinter events(TimeFormat::kOffset);
+    for (const Json& event : info.value("eventlog", Json::array()))
+        std::cout << "  " << events.line(event) << '\n';
+    std::cout << "jobspec\n  " << to_compact(jobspec) << '\n';
+}
+
+}  // namespace
+
+int jobs_main(int argc, char** argv) {
+    CLI::App app("List an instance's jobs.", "jobs");
+    app.footer(std::string(kJobsExamples));
+    std::optional<std::string> uri_option;
+    bool all = false, json = false, no_header = false;
+    std::optional<std::string> state_text, name;
+    std::size_t count = 0;
+    add_uri_option(app, uri_option);
+    auto* all_option = app.add_flag("-a,--all", all, "List jobs in every state, inactive too");
+    app.add_option("-f,--filter,--state", state_text,
+                   "List jobs in these states only (comma-separated; see below)")
+        ->type_name("STATES")
+        ->excludes(all_option);
+    app.add_option("--name", name, "List the jobs of this name only")->type_name("NAME");
+    app.add_option("-c,--count", count, "List this many jobs at most (the newest)")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber);
+    app.add_flag("--json", json, "Print each job's summary as one line of JSON");
+    app.add_flag("-n,--no-header", no_header, "Leave the header line out");
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+
+    Json params = Json::object();
+    if (state_text) {
+        auto states = states_of(*state_text);
+        if (!states)
+            return fail(states.error());
+        params["states"] = *states;
+    } else if (!all) {
+        params["states"] = *states_of("active");
+    }
+    if (name)
+        params["name"] = *name;
+    if (count > 0)
+        params["limit"] = count;
+
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    const auto reply = client->call("job.list", params);
+    if (!reply)
+        return runtime_failure(reply.error());
+    const Json jobs = reply->value("jobs", Json::array());
+    if (json) {
+        for (const Json& job : jobs)
+            std::cout << to_compact(job) << '\n';
+    } else {
+        print_jobs(jobs, !no_header);
+    }
+    std::cout.flush();
+    return kExitOk;
+}
+
+int info_main(int argc, char** argv) {
+    CLI::App app(
+        "Print what an instance knows of a job: its summary, command, R, task map, tasks' "
+        "exits, eventlog and jobspec.",
+        "info");
+    app.footer(std::string(kInfoExamples));
+    std::optional<std::string> uri_option;
+    std::string id_text;
+    bool json = false;
+    add_uri_option(app, uri_option);
+    app.add_option("ID", id_text, "The job's id")->required();
+    app.add_flag("--json", json, "Print the job.info reply as one line of JSON");
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    const auto id = parse_job_id("info", id_text);
+    if (!id)
+        return fail(id.error());
+
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    const auto reply = client->call("job.info", {{"id", *id}});
+    if (!reply)
+        return runtime_failure(reply.error());
+    if (json)
+        std::cout << to_compact(*reply) << '\n';
+    else
+        print_info(*id, *reply);
+    std::cout.flush();
+    return kExitOk;
+}
+
+int eventlog_main(int argc, char** argv) {
+    CLI::App app("Print a job's events, one a line, or follow them as they come.", "eventlog");
+    app.footer(std::string(kEventlogExamples));
+    std::optional<std::string> uri_option;
+    std::string id_text;
+    bool follow = false, json = false;
+    TimeFormat format = TimeFormat::kOffset;
+    add_uri_option(app, uri_option);
+    app.add_option("ID", id_text, "The job's id")->required();
+    app.add_flag("-f,--follow", follow, "Print events as they come, until the job's last (clean)");
+    app.add_option("-T,--time-format", format,
+                   "offset: seconds since the job's submit (default); iso: UTC date and time; "
+                   "raw: seconds since the epoch")
+        ->type_name("FORMAT")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, TimeFormat>{{"offset", TimeFormat::kOffset},
+                                              {"iso", TimeFormat::kIso},
+                                              {"raw", TimeFormat::kRaw}},
+            CLI::ignore_case));
+    app.add_flag("--json", json, "Print each event as the broker gives it, one JSON line each");
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    const auto id = parse_job_id("eventlog", id_text);
+    if (!id)
+        return fail(id.error());
+
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    EventPrinter printer(format);
+    const auto print = [&](const Json& reply) {
+        for (const Json& event : reply.value("events", Json::array()))
+            std::cout << (json ? to_compact(event) : printer.line(event)) << '\n';
+        std::cout.flush();  // followed events as they come
+    };
+    const auto reply = client->call("job.eventlog", {{"id", *id}, {"follow", follow}}, print);
+    if (!reply)
+        return runtime_failure(reply.error());
+    print(*reply);
+    return kExitOk;
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,262 @@
+// `gantry kill`, `gantry cancel`, `gantry purge` and `gantry urgency`: act
+// on jobs of an instance by id. Reference: docs/commands/kill.md.
+#include <signal.h>
+#include <string.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/instance_client.h"
+#include "formats/jobspec.h"
+
+namespace gantry::cli {
+
+namespace {
+
+constexpr std::string_view kKillExamples = R"(Examples:
+  $ gantry kill 7
+  $ gantry kill -s USR1 7 8
+  $ gantry kill --signal=SIGKILL 7
+  $ gantry kill -s 2 7
+  $ gantry kill 3
+  gantry: job 3: is not running (SCHED)
+
+Sends a signal (by name, with or without SIG, or by number; TERM by
+default) to every task of each running job. Each id is tried; those that
+fail are reported.
+
+Exit status: 0 when every job got the signal; 1 when one did not (not
+running, no such job) or the instance cannot be reached; 2 on bad options,
+a bad signal or a bad job id.)";
+
+constexpr std::string_view kCancelExamples = R"(Examples:
+  $ gantry cancel 7
+  $ gantry cancel 7 8 9
+
+A pending job is removed from the queue and never runs; a running job's
+tasks get SIGTERM, then SIGKILL after its kill timeout (--kill-timeout,
+5 s by default). The job ends with a `cancel` exception: its summary says
+canceled (CA in gantry jobs). Each id is tried; those that fail are reported.
+
+Exit status: 0 when every job was canceled; 1 when one was not (inactive
+already, no such job) or the instance cannot be reached; 2 on bad options
+or a bad job id.)";
+
+constexpr std::string_view kPurgeExamples = R"(Examples:
+  $ gantry purge
+  purged 12 inactive jobs
+  $ gantry purge 3 4
+  purged 2 inactive jobs
+
+Removes inactive jobs from the instance's records: their summary,
+eventlog, output and exits. With ids, those jobs; without, every inactive
+job. Job ids are never reused.
+
+Exit status: 0 when every job given was purged; 1 when one was not (still
+active, no such job) or the instance cannot be reached; 2 on bad options or
+a bad job id.)";
+
+constexpr std::string_view kUrgencyExamples = R"(Examples:
+  $ gantry urgency 7 31
+  $ gantry urgency 7 hold
+  $ gantry urgency 7 default
+
+Sets a pending job's urgency: 0 (hold: never scheduled until raised) to 31
+(expedite: before any other), 16 by default. Among pending jobs, the more
+urgent run first, then the older.
+
+Exit status: 0 on success; 1 when the job is not pending, does not exist or
+the instance cannot be reached; 2 on bad options, a bad job id or urgency.)";
+
+// The ids of the command line, or a usage error about the first bad one.
+Result<std::vector<std::uint64_t>> job_ids(std::string_view domain,
+                                           const std::vector<std::string>& texts) {
+    std::vector<std::uint64_t> ids;
+    for (const std::string& text : texts) {
+        auto id = parse_job_id(domain, text);
+        if (!id)
+            return id.error();
+        ids.push_back(*id);
+    }
+    return ids;
+}
+
+// Calls `method` for each id with `params` and {"id"}, reporting failures.
+// The exit code: kExitOk when none failed.
+int for_each_job(api::Client& client, std::string_view method,
+                 const std::vector<std::uint64_t>& ids, const Json& params,
+                 const std::function<void(const Json&)>& on_result = {}) {
+    int exit_code = kExitOk;
+    for (const std::uint64_t id : ids) {
+        Json request = params;
+        request["id"] = id;
+        const auto reply = client.call(method, request);
+        if (!reply)
+            exit_code = runtime_failure(reply.error());
+        else if (on_result)
+            on_result(*reply);
+    }
+    return exit_code;
+}
+
+// A signal by name (KILL, SIGKILL, kill) or number.
+Result<int> parse_signal(std::string_view text) {
+    int number = 0;
+    const char* end = text.data() + text.size();
+    if (const auto [ptr, ec] = std::from_chars(text.data(), end, number);
+        ec == std::errc() && ptr == end && number > 0 && number < NSIG)
+        return number;
+    std::string name(text);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (name.starts_with("SIG"))
+        name.erase(0, 3);
+    for (int signal = 1; signal < NSIG; ++signal)
+        if (const char* abbreviation = ::sigabbrev_np(signal);
+            abbreviation != nullptr && name == abbreviation)
+            return signal;
+    return Error("kill", "bad signal " + quote(text) + " (a name such as TERM or USR1, or 1-" +
+                             std::to_string(NSIG - 1) + ")");
+}
+
+// An urgency: 0-31, or hold, default, expedite as flux names them.
+Result<int> parse_urgency(std::string_view text) {
+    if (text == "hold")
+        return Jobspec::kUrgencyHold;
+    if (text == "default")
+        return Jobspec::kUrgencyDefault;
+    if (text == "expedite")
+        return Jobspec::kUrgencyExpedite;
+    int urgency = -1;
+    const char* end = text.data() + text.size();
+    if (const auto [ptr, ec] = std::from_chars(text.data(), end, urgency);
+        ec != std::errc() || ptr != end || urgency < Jobspec::kUrgencyHold ||
+        urgency > Jobspec::kUrgencyExpedite)
+        return Error("urgency",
+                     "bad urgency " + quote(text) + " (0-31, hold, default or expedite)");
+    return urgency;
+}
+
+// The ID... positional of kill, cancel and purge.
+CLI::Option* add_ids(CLI::App& app, std::vector<std::string>& ids, bool required) {
+    auto* option = app.add_option("ID", ids, "The jobs' ids");
+    return required ? option->required() : option;
+}
+
+}  // namespace
+
+int kill_main(int argc, char** argv) {
+    CLI::App app("Send a signal to running jobs.", "kill");
+    app.footer(std::string(kKillExamples));
+    std::optional<std::string> uri_option;
+    std::vector<std::string> id_texts;
+    std::string signal_text = "TERM";
+    add_uri_option(app, uri_option);
+    add_ids(app, id_texts, true);
+    app.add_option("-s,--signal", signal_text, "The signal: a name (TERM, SIGUSR1) or a number")
+        ->type_name("SIG")
+        ->capture_default_str();
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    const auto signal = parse_signal(signal_text);
+    if (!signal)
+        return fail(signal.error());
+    const auto ids = job_ids("kill", id_texts);
+    if (!ids)
+        return fail(ids.error());
+
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    return for_each_job(*client, "job.kill", *ids, {{"signal", *signal}});
+}
+
+int cancel_main(int argc, char** argv) {
+    CLI::App app("Cancel jobs: pending ones never run, running ones are terminated.", "cancel");
+    app.footer(std::string(kCancelExamples));
+    std::optional<std::string> uri_option;
+    std::vector<std::string> id_texts;
+    add_uri_option(app, uri_option);
+    add_ids(app, id_texts, true);
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    const auto ids = job_ids("cancel", id_texts);
+    if (!ids)
+        return fail(ids.error());
+
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    return for_each_job(*client, "job.cancel", *ids, Json::object());
+}
+
+int purge_main(int argc, char** argv) {
+    CLI::App app("Remove inactive jobs from the instance's records.", "purge");
+    app.footer(std::string(kPurgeExamples));
+    std::optional<std::string> uri_option;
+    std::vector<std::string> id_texts;
+    add_uri_option(app, uri_option);
+    add_ids(app, id_texts, false);
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    const auto ids = job_ids("purge", id_texts);
+    if (!ids)
+        return fail(ids.error());
+
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    std::uint64_t purged = 0;
+    const auto count = [&](const Json& result) {
+        purged += result.value("purged", std::uint64_t{0});
+    };
+    if (ids->empty()) {
+        const auto reply = client->call("job.purge");
+        if (!reply)
+            return runtime_failure(reply.error());
+        count(*reply);
+    } else {
+        exit_code = for_each_job(*client, "job.purge", *ids, Json::object(), count);
+    }
+    std::cout << "purged " << purged << " inactive job" << (purged == 1 ? "" : "s") << '\n'
+              << std::flush;
+    return exit_code;
+}
+
+int urgency_main(int argc, char** argv) {
+    CLI::App app("Change a pending job's urgency.", "urgency");
+    app.footer(std::string(kUrgencyExamples));
+    std::optional<std::string> uri_option;
+    std::string id_text, urgency_text;
+    add_uri_option(app, uri_option);
+    app.add_option("ID", id_text, "The job's id")->required();
+    app.add_option("URGENCY", urgency_text, "0-31, hold (0), default (16) or expedite (31)")
+        ->required();
+    if (const auto code = parse_options(app, argc, argv))
+        return *code;
+    const auto id = parse_job_id("urgency", id_text);
+    if (!id)
+        return fail(id.error());
+    const auto urgency = parse_urgency(urgency_text);
+    if (!urgency)
+        return fail(urgency.error());
+
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    return for_each_job(*client, "job.urgency", {*id}, {{"urgency", *urgency}});
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,111 @@
+// `gantry submit`: the command line of `gantry run` as a jobspec, queued in
+// an instance; prints the job's id. Reference: docs/commands/submit.md.
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/instance_client.h"
+#include "cli/run_options.h"
+
+namespace gantry::cli {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    R"(Usage: gantry submit [--uri URI] [OPTIONS] CMD [ARGS] [: [APP OPTIONS] CMD [ARGS]]...
+
+Queues a job in an instance and prints its id. The instance runs it once it
+has the resources, maps and launches it as gantry run would, and keeps its
+output: gantry attach ID prints it, gantry wait ID waits for its end.
+
+Instance options:
+  --uri URI              the instance (default: $GANTRY_URI); first, if given
+  -N, --nodes N          nodes to allocate (default: as many as the tasks need)
+  -c, --cores-per-task N cores of each task's slot (default 1)
+  -g, --gpus-per-task N  GPUs of each task's slot (default 0)
+  --exclusive            allocate whole nodes
+  --job-name NAME        the job's name (default: its first program's)
+  --urgency N            0 (hold) to 31 (expedite); default 16
+  --begin-time WHEN      not before +DURATION from now (+10m) or seconds since
+                         the epoch
+  --dependency TYPE:ID   start after job ID: afterok, afterany or afternotok;
+                         comma-separated or repeated
+  --resources R.json     run on exactly these resources of the instance
+  -t, --time-limit DUR   SIGTERM every task after DUR (30s, 5m, 1h), then SIGKILL
+  --dry-run              print the jobspec instead of submitting it
+
+Every option of gantry run maps and launches the job as it does there: -n,
+--map-by, --rank-by, --bind-to, --env, --cwd, --label-io, --output, --input,
+--kill-on-bad-exit... and ':' between the apps of an MPMD program; see
+gantry run --help.
+
+Examples:
+  $ gantry submit -n 4 --label-io hostname
+  2
+  $ gantry attach 2
+  0: node0
+  ...
+  $ gantry submit -N 2 --exclusive --time-limit 1h ./mpi_app
+  $ gantry submit --dependency afterok:2 --urgency 31 ./postprocess
+  $ gantry submit -n 1 ./solver : -n 1 ./monitor
+  $ gantry submit --dry-run -n 2 hostname | jq .resources
+
+Exit status: 0 once the job is queued; 1 when the instance cannot be reached
+or refuses the job (gantry: job.submit: ...); 2 on bad options, or when
+there is no GANTRY_URI and no --uri.)";
+
+// `--uri URI` or `--uri=URI` at the front of the command line, taken out:
+// after it, options and the command are gantry run's, and the command's own
+// arguments may say --uri too.
+Result<std::optional<std::string>> take_uri(std::vector<char*>& args) {
+    if (args.size() < 2)
+        return std::optional<std::string>();
+    const std::string_view first = args[1];
+    if (first.starts_with("--uri=")) {
+        std::string uri(first.substr(6));
+        args.erase(args.begin() + 1);
+        return std::optional<std::string>(std::move(uri));
+    }
+    if (first != "--uri")
+        return std::optional<std::string>();
+    if (args.size() < 3)
+        return Error("submit", "--uri needs a value");
+    std::string uri = args[2];
+    args.erase(args.begin() + 1, args.begin() + 3);
+    return std::optional<std::string>(std::move(uri));
+}
+
+}  // namespace
+
+int submit_main(int argc, char** argv) {
+    std::vector<char*> args(argv, argv + argc);
+    const auto uri_option = take_uri(args);
+    if (!uri_option)
+        return fail(uri_option.error());
+    const auto command = parse_run_command("submit", static_cast<int>(args.size()), args.data());
+    if (!command)
+        return fail(command.error());
+    if (command->help) {
+        std::cout << kUsage << '\n';
+        return kExitOk;
+    }
+    if (command->dry_run) {
+        std::cout << command->jobspec.encode() << '\n';
+        return kExitOk;
+    }
+
+    int exit_code = kExitOk;
+    auto client = connect_instance(*uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    const auto reply = client->call("job.submit", {{"jobspec", command->jobspec.to_json()}});
+    if (!reply)
+        return runtime_failure(reply.error());
+    std::cout << number_text(*reply, "id") << '\n' << std::flush;
+    return kExitOk;
+}
+
+}  // namespace gantry::cli

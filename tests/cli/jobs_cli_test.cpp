@@ -1,0 +1,650 @@
+// The front ends of an instance's jobs as real processes against a real
+// `gantry start --daemon`: submit, attach (output, labels, stdin, signals,
+// detaching), jobs, info, eventlog, wait, kill, cancel, purge, urgency, and
+// their messages and exit codes.
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/run_command.h"
+
+namespace gantry::test {
+namespace {
+
+using Json = nlohmann::json;
+using Lines = std::vector<std::string>;
+
+const std::string kGantry = gantry_binary();
+
+Lines lines_of(const std::string& text) {
+    Lines lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    return lines;
+}
+
+Lines sorted(Lines lines) {
+    std::sort(lines.begin(), lines.end());
+    return lines;
+}
+
+std::string user_name() {
+    const passwd* entry = ::getpwuid(::getuid());
+    return entry ? entry->pw_name : std::to_string(::getuid());
+}
+
+const std::string kUid = std::to_string(::getuid());
+
+bool exists(const std::string& path) {
+    struct stat status {};
+    return ::stat(path.c_str(), &status) == 0;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+template <class Condition>
+bool eventually(Condition condition) {
+    for (int i = 0; i < 1000; ++i) {
+        if (condition())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return condition();
+}
+
+// A scratch directory, removed at the end of the test.
+class ScratchDir {
+public:
+    ScratchDir() {
+        char path[] = "/tmp/gantry-jobs-test-XXXXXX";
+        if (::mkdtemp(path) != nullptr)
+            path_ = path;
+    }
+    ~ScratchDir() { std::filesystem::remove_all(path_); }
+    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+// A command started in the background (not through a shell, so that SIGINT
+// is not ignored), its output in files; finish() waits for it.
+class Background {
+public:
+    Background(const std::vector<std::string>& argv, const ScratchDir& dir,
+               const std::string& input_file = "/dev/null")
+        : out_(dir / ("out." + std::to_string(++count_))),
+          err_(dir / ("err." + std::to_string(count_))) {
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            const int in = ::open(input_file.c_str(), O_RDONLY);
+            const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            ::dup2(in, 0);
+            ::dup2(out, 1);
+            ::dup2(err, 2);
+            std::vector<char*> args;
+            for (const std::string& arg : argv)
+                args.push_back(const_cast<char*>(arg.c_str()));
+            args.push_back(nullptr);
+            ::execvp(args[0], args.data());
+            ::_exit(127);
+        }
+    }
+    ~Background() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    void signal(int number) const { ::kill(pid_, number); }
+    std::string out() const { return read_file(out_); }
+
+    CommandResult finish() {
+        CommandResult result;
+        int status = 0;
+        const bool ended = eventually([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; });
+        EXPECT_TRUE(ended) << "still running after 20 s";
+        if (!ended)
+            return result;
+        pid_ = -1;
+        result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        result.out = read_file(out_);
+        result.err = read_file(err_);
+        return result;
+    }
+
+private:
+    static inline int count_ = 0;
+    std::string out_, err_;
+    pid_t pid_ = -1;
+};
+
+// A daemon instance of its own for each test, shut down at its end.
+class JobsCli : public testing::Test {
+protected:
+    void SetUp() override {
+        const auto started = run_gantry({"start", "--daemon", "--state-dir", dir_ / "state"});
+        ASSERT_EQ(started.exit_code, 0) << started.err;
+        uri_ = "unix://" + (dir_ / "state") + "/socket";
+        ASSERT_EQ(started.out, uri_ + "\n");
+    }
+    void TearDown() override {
+        if (!uri_.empty())
+            (void)run_gantry({"shutdown", "--uri", uri_});
+    }
+
+    // `gantry args...` inside the instance (GANTRY_URI set).
+    std::vector<std::string> command(const std::vector<std::string>& args) const {
+        std::vector<std::string> argv = {"env", "GANTRY_URI=" + uri_, kGantry};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return argv;
+    }
+    CommandResult gantry(const std::vector<std::string>& args, const std::string& input = "") {
+        return run_program(command(args), input);
+    }
+    void expect(const std::vector<std::string>& args, const std::string& out,
+                const std::string& err, int exit_code) {
+        const auto result = gantry(args);
+        EXPECT_EQ(result.out, out) << "gantry " << testing::PrintToString(args);
+        EXPECT_EQ(result.err, err) << "gantry " << testing::PrintToString(args);
+        EXPECT_EQ(result.exit_code, exit_code) << "gantry " << testing::PrintToString(args);
+    }
+    // Submits; the job's id.
+    std::string submit(const std::vector<std::string>& args) {
+        std::vector<std::string> argv = {"submit"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const auto result = gantry(argv);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(result.err, "");
+        EXPECT_TRUE(std::regex_match(result.out, std::regex("[1-9][0-9]*\n"))) << result.out;
+        return result.out.substr(0, result.out.find('\n'));
+    }
+    Json info(const std::string& id) {
+        const auto result = gantry({"info", "--json", id});
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return Json::parse(result.out, nullptr, false);
+    }
+    std::string state(const std::string& id) { return info(id).value("state", ""); }
+    // A job that runs until killed, once it has set its traps: it creates
+    // `ready` then, and exits 7 on SIGUSR1.
+    std::string trapping_job(const std::string& ready) {
+        return submit({"sh", "-c",
+                       "trap 'echo got USR1; exit 7' USR1; trap 'echo got INT' INT; touch " +
+                           ready + "; while :; do sleep 0.05; done"});
+    }
+    std::string canceled_by() const { return "exception: cancel: canceled by " + kUid; }
+
+    ScratchDir dir_;
+    std::string uri_;
+};
+
+// --- submit and wait -------------------------------------------------------------
+
+TEST_F(JobsCli, SubmitPrintsTheIdAndWaitExitsWithTheJobsExitCode) {
+    EXPECT_EQ(submit({"sh", "-c", "exit 3"}), "1");
+    EXPECT_EQ(submit({"true"}), "2");
+    expect({"wait", "1"}, "", "", 3);
+    expect({"wait", "2"}, "", "", 0);
+    // An ended job is answered at once, as often as asked.
+    expect({"wait", "1"}, "", "", 3);
+}
+
+TEST_F(JobsCli, SubmitDryRunPrintsTheJobspecAndSubmitsNothing) {
+    const auto result = gantry({"submit", "--dry-run", "-n", "2", "--job-name", "x", "true"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "");
+    const Json spec = Json::parse(result.out, nullptr, false);
+    ASSERT_TRUE(spec.is_object()) << result.out;
+    EXPECT_EQ(spec["apps"][0]["command"], Json::array({"true"}));
+    EXPECT_EQ(spec["apps"][0]["ntasks"], 2);
+    EXPECT_EQ(spec["attributes"]["name"], "x");
+    expect({"jobs", "-a"}, "JOBID USER     NAME       ST NTASKS     TIME EXIT\n", "", 0);
+}
+
+TEST_F(JobsCli, SubmitErrors) {
+    expect({"submit"}, "", "gantry: submit: no command to run (see gantry submit --help)\n", 2);
+    const auto refused = run_gantry({"submit", "--uri", "unix:///nonexistent/socket", "true"});
+    EXPECT_EQ(refused.err,
+              "gantry: cannot connect to unix:///nonexistent/socket: No such file or directory\n");
+    EXPECT_EQ(refused.exit_code, 1);
+    // --uri first; after the command it is the command's own.
+    const auto given = run_gantry({"submit", "--uri=" + uri_, "echo", "--uri", "x"});
+    EXPECT_EQ(given.out, "1\n") << given.err;
+    expect({"attach", "1"}, "--uri x\n", "", 0);
+    const auto outside = run_program({"env", "-u", "GANTRY_URI", kGantry, "submit", "true"});
+    EXPECT_EQ(outside.err, "gantry: not inside an instance (GANTRY_URI is not set); give --uri\n");
+    EXPECT_EQ(outside.exit_code, 2);
+}
+
+TEST_F(JobsCli, WaitAllReportsEachJobThatDidNotComplete) {
+    const std::string go = dir_ / "go";
+    const std::string wait_for_go = "while [ ! -e " + go + " ]; do sleep 0.05; done; ";
+    const std::string ok = submit({"sh", "-c", wait_for_go + "exit 0"});
+    const std::string bad = submit({"sh", "-c", wait_for_go + "exit 2"});
+    const std::string held = submit({"--urgency", "0", "true"});
+    Background waiter(command({"wait", "--all"}), dir_);
+    // The waiter asks while all three are active; they end after.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    std::ofstream(go).close();
+    expect({"cancel", held}, "", "", 0);
+    const auto result = waiter.finish();
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(sorted(lines_of(result.err)), sorted({"gantry: job " + bad + ": exit code 2",
+                                                    "gantry: job " + held + ": " + canceled_by()}));
+    EXPECT_EQ(result.exit_code, 1);
+    (void)ok;
+    // Nothing active: nothing to wait for.
+    expect({"wait", "--all"}, "", "", 0);
+    expect({"wait"}, "", "gantry: wait: give a job id or --all\n", 2);
+}
+
+// --- attach ---------------------------------------------------------------------
+
+TEST_F(JobsCli, AttachAfterTheEndPrintsAllTheOutput) {
+    const std::string id = submit({"sh", "-c", "echo one; echo two >&2; printf 'three\\nfour'"});
+    expect({"wait", id}, "", "", 0);
+    expect({"attach", id}, "one\nthree\nfour", "two\n", 0);
+    expect({"attach", "--label-io", id}, "0: one\n0: three\n0: four", "0: two\n", 0);
+    // Again: the output is kept.
+    expect({"attach", id}, "one\nthree\nfour", "two\n", 0);
+}
+
+TEST_F(JobsCli, AttachLabelsWhenTheJobWasSubmittedWithLabelIo) {
+    const std::string id =
+        submit({"-n", "2", "--label-io", "sh", "-c",
+                "echo out $GANTRY_TASK_RANK; echo err $GANTRY_TASK_RANK >&2; exit 4"});
+    const auto result = gantry({"attach", id});
+    EXPECT_EQ(sorted(lines_of(result.out)), (Lines{"0: out 0", "1: out 1"}));
+    // The shell's own message (rank -1) comes unlabelled.
+    Lines task_lines;
+    for (const std::string& line : lines_of(result.err)) {
+        if (line.starts_with("gantry: "))
+            EXPECT_TRUE(line.starts_with("gantry: task ")) << line;
+        else
+            task_lines.push_back(line);
+    }
+    EXPECT_EQ(sorted(task_lines), (Lines{"0: err 0", "1: err 1"})) << result.err;
+    EXPECT_EQ(result.exit_code, 4);
+}
+
+TEST_F(JobsCli, AttachWhileRunningForwardsStdinAndItsEnd) {
+    const std::string id = submit({"sh", "-c", "echo first; read line; echo \"got $line\"; cat"});
+    const auto result = gantry({"attach", id}, "hello\nrest\n");
+    EXPECT_EQ(result.out, "first\ngot hello\nrest\n");
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+}
+
+TEST_F(JobsCli, AttachFollowsAJobThatIsStillToRun) {
+    const std::string id = submit({"--urgency", "0", "sh", "-c", "echo late; exit 5"});
+    Background attach(command({"attach", id}), dir_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    expect({"urgency", id, "default"}, "", "", 0);
+    const auto result = attach.finish();
+    EXPECT_EQ(result.out, "late\n");
+    EXPECT_EQ(result.exit_code, 5);
+}
+
+TEST_F(JobsCli, AttachToAJobThatNeverRanExits1WithItsException) {
+    const std::string id = submit({"--urgency", "0", "true"});
+    expect({"cancel", id}, "", "", 0);
+    expect({"attach", id}, "", "gantry: job " + id + ": " + canceled_by() + "\n", 1);
+    expect({"wait", id}, "", "gantry: job " + id + ": " + canceled_by() + "\n", 1);
+}
+
+TEST_F(JobsCli, AttachForwardsSignals) {
+    const std::string ready = dir_ / "ready";
+    const std::string id = trapping_job(ready);
+    ASSERT_TRUE(eventually([&] { return exists(ready); }));
+    Background attach(command({"attach", "--no-stdin", id}), dir_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    attach.signal(SIGUSR1);
+    const auto result = attach.finish();
+    EXPECT_EQ(result.out, "got USR1\n");
+    EXPECT_EQ(result.exit_code, 7);
+}
+
+TEST_F(JobsCli, AttachSigtermEndsTheJob) {
+    const std::string id = submit({"sleep", "60"});
+    ASSERT_TRUE(eventually([&] { return state(id) == "RUN"; }));
+    Background attach(command({"attach", id}), dir_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    attach.signal(SIGTERM);
+    const auto result = attach.finish();
+    EXPECT_EQ(result.exit_code, 143) << result.err;
+    expect({"wait", id}, "", "", 143);
+}
+
+TEST_F(JobsCli, CtrlCTwiceDetachesAndTheJobGoesOn) {
+    const std::string ready = dir_ / "ready";
+    const std::string id = trapping_job(ready);
+    ASSERT_TRUE(eventually([&] { return exists(ready); }));
+    Background attach(command({"attach", id}), dir_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    attach.signal(SIGINT);
+    // The first one reaches the job.
+    ASSERT_TRUE(eventually([&] { return attach.out() == "got INT\n"; })) << attach.out();
+    attach.signal(SIGINT);
+    const auto result = attach.finish();
+    EXPECT_EQ(result.err, "gantry: job " + id +
+                              ": SIGINT sent; one more Ctrl-C within 2 s detaches\n"
+                              "gantry: job " +
+                              id + ": detached; it goes on (gantry attach " + id +
+                              " follows it again)\n");
+    EXPECT_EQ(result.exit_code, 130);
+    EXPECT_EQ(state(id), "RUN");
+    expect({"kill", "-s", "USR1", id}, "", "", 0);
+    expect({"wait", id}, "", "", 7);
+}
+
+// --- jobs -----------------------------------------------------------------------
+
+TEST_F(JobsCli, JobsTableAndJson) {
+    const std::string done = submit({"--job-name", "done", "true"});
+    expect({"wait", done}, "", "", 0);
+    const std::string failed = submit({"sh", "-c", "exit 3"});
+    expect({"wait", failed}, "", "", 3);
+    const std::string running = submit({"-n", "1", "sleep", "60"});
+    ASSERT_TRUE(eventually([&] { return state(running) == "RUN"; }));
+    const std::string held = submit({"--urgency", "0", "sleep", "60"});
+    const std::string canceled = submit({"--urgency", "0", "--job-name", "canceled", "true"});
+    expect({"cancel", canceled}, "", "", 0);
+    expect({"wait", canceled}, "", "gantry: job " + canceled + ": " + canceled_by() + "\n", 1);
+
+    const std::string user =
+        user_name() + std::string(user_name().size() < 8 ? 8 - user_name().size() : 0, ' ');
+    const std::string time = " +[0-9.]+[smhd]";
+    auto result = gantry({"jobs"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    Lines lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 3u) << result.out;
+    EXPECT_EQ(lines[0], "JOBID USER     NAME       ST NTASKS     TIME EXIT");
+    EXPECT_TRUE(
+        std::regex_match(lines[1], std::regex("    4 " + user + " sleep       S      -" + time)))
+        << lines[1];
+    EXPECT_TRUE(
+        std::regex_match(lines[2], std::regex("    3 " + user + " sleep       R      1" + time)))
+        << lines[2];
+
+    result = gantry({"jobs", "-a", "--no-header"});
+    lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 5u) << result.out;
+    EXPECT_TRUE(std::regex_match(
+        lines[0], std::regex("    5 " + user + " canceled   CA      -" + time + "    -")))
+        << lines[0];
+    EXPECT_TRUE(std::regex_match(
+        lines[3], std::regex("    2 " + user + " sh          F      1" + time + "    3")))
+        << lines[3];
+    EXPECT_TRUE(std::regex_match(
+        lines[4], std::regex("    1 " + user + " done       CD      1" + time + "    0")))
+        << lines[4];
+
+    result = gantry({"jobs", "--state=inactive", "-n"});
+    EXPECT_EQ(lines_of(result.out).size(), 3u) << result.out;
+    result = gantry({"jobs", "--state", "RUN,sched", "--name", "sleep", "-n"});
+    EXPECT_EQ(lines_of(result.out).size(), 2u) << result.out;
+    result = gantry({"jobs", "-a", "--count", "1", "-n"});
+    EXPECT_EQ(lines_of(result.out).size(), 1u) << result.out;
+    expect({"jobs", "--state", "gone"}, "",
+           "gantry: jobs: --state: unknown state \"gone\" (new, depend, sched, run, cleanup, "
+           "inactive, pending, running, active)\n",
+           2);
+
+    result = gantry({"jobs", "-a", "--json"});
+    lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 5u) << result.out;
+    std::vector<int> ids;
+    for (const std::string& line : lines) {
+        const Json job = Json::parse(line, nullptr, false);
+        ASSERT_TRUE(job.is_object()) << line;
+        ids.push_back(job.value("id", 0));
+        EXPECT_EQ(job.value("userid", -1), static_cast<int>(::getuid()));
+    }
+    EXPECT_EQ(ids, (std::vector<int>{5, 4, 3, 2, 1}));
+    EXPECT_EQ(Json::parse(lines[3])["exit_code"], 3);
+    EXPECT_EQ(Json::parse(lines[0])["exception"]["type"], "cancel");
+    (void)held;
+}
+
+// --- info and eventlog ------------------------------------------------------------
+
+TEST_F(JobsCli, InfoShowsSummaryTasksAndEvents) {
+    const std::string id = submit({"-n", "2", "sh", "-c", "exit $GANTRY_TASK_RANK"});
+    expect({"wait", id}, "", "", 1);
+    const auto result = gantry({"info", id});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const Lines lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 25u) << result.out;
+    EXPECT_EQ(lines[0], "id         " + id);
+    EXPECT_EQ(lines[1], "name       sh");
+    EXPECT_EQ(lines[2], "user       " + user_name() + " (uid " + kUid + ")");
+    EXPECT_EQ(lines[3], "state      INACTIVE");
+    EXPECT_EQ(lines[4], "result     failed");
+    EXPECT_EQ(lines[5], "exit-code  1");
+    EXPECT_EQ(lines[6], "urgency    16");
+    EXPECT_EQ(lines[7], "ntasks     2");
+    EXPECT_TRUE(std::regex_match(
+        lines[8], std::regex("submitted  [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\.[0-9]{6}Z")))
+        << lines[8];
+    EXPECT_EQ(lines[9], "command    -n 2 sh -c 'exit $GANTRY_TASK_RANK'");
+    EXPECT_TRUE(lines[10].starts_with("R          rank0/core")) << lines[10];
+    EXPECT_EQ(lines[11], "taskmap    [[0,1,2,1]]");
+    EXPECT_EQ(lines[12], "tasks");
+    EXPECT_EQ(lines[13], "  0       exited with exit code 0");
+    EXPECT_EQ(lines[14], "  1       exited with exit code 1");
+    EXPECT_EQ(lines[15], "eventlog");
+    EXPECT_TRUE(
+        std::regex_match(lines[16], std::regex("  0\\.000000 submit urgency=16 userid=" + kUid)))
+        << lines[16];
+    EXPECT_TRUE(std::regex_match(lines[20], std::regex("  [0-9.]+ finish status=256")))
+        << lines[20];
+    EXPECT_EQ(lines[lines.size() - 2], "jobspec");
+    EXPECT_TRUE(Json::parse(lines.back(), nullptr, false).is_object()) << lines.back();
+
+    const Json json = info(id);
+    for (const char* key :
+         {"id", "name", "state", "urgency", "userid", "submit_time", "state_time", "ntasks",
+          "exit_code", "exception", "jobspec", "R", "taskmap", "eventlog", "task_exits"})
+        EXPECT_TRUE(json.contains(key)) << key;
+    EXPECT_EQ(json["task_exits"].size(), 2u);
+
+    // Tasks that ended alike are one line.
+    const std::string alike = submit({"-n", "2", "true"});
+    expect({"wait", alike}, "", "", 0);
+    const auto alike_info = gantry({"info", alike});
+    EXPECT_NE(alike_info.out.find("\ntasks\n  0-1     exited with exit code 0\neventlog\n"),
+              std::string::npos)
+        << alike_info.out;
+}
+
+TEST_F(JobsCli, EventlogNamesTimesAndJson) {
+    const std::string id = submit({"true"});
+    expect({"wait", id}, "", "", 0);
+    auto result = gantry({"eventlog", id});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    Lines names;
+    for (const std::string& line : lines_of(result.out)) {
+        EXPECT_TRUE(std::regex_match(line, std::regex("[0-9]+\\.[0-9]{6} [a-z]+( [a-z_]+=.*)?")))
+            << line;
+        names.push_back(line.substr(line.find(' ') + 1,
+                                    line.find(' ', line.find(' ') + 1) - line.find(' ') - 1));
+    }
+    EXPECT_EQ(names, (Lines{"submit", "depend", "alloc", "start", "finish", "release", "clean"}));
+    EXPECT_TRUE(result.out.starts_with("0.000000 submit urgency=16 userid=" + kUid + "\n"))
+        << result.out;
+    EXPECT_NE(result.out.find(" finish status=0\n"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find(" release final=true ranks=\"all\"\n"), std::string::npos)
+        << result.out;
+
+    result = gantry({"eventlog", "-T", "iso", id});
+    EXPECT_TRUE(std::regex_search(
+        result.out, std::regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\\.[0-9]{6}Z submit ")))
+        << result.out;
+    result = gantry({"eventlog", "--time-format=raw", id});
+    EXPECT_TRUE(std::regex_search(result.out, std::regex("^[0-9]{10}\\.[0-9]{6} submit ")))
+        << result.out;
+
+    result = gantry({"eventlog", "--json", id});
+    const Lines lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 7u) << result.out;
+    const Json first = Json::parse(lines[0], nullptr, false);
+    EXPECT_EQ(first["seq"], 1);
+    EXPECT_EQ(first["name"], "submit");
+    EXPECT_EQ(first["context"]["urgency"], 16);
+    EXPECT_TRUE(first["time"].is_number());
+}
+
+TEST_F(JobsCli, EventlogFollowsUntilClean) {
+    const std::string id = submit({"--urgency", "0", "true"});
+    Background follow(command({"eventlog", "--follow", id}), dir_);
+    ASSERT_TRUE(eventually([&] { return follow.out().find(" submit ") != std::string::npos; }));
+    expect({"urgency", id, "16"}, "", "", 0);
+    const auto result = follow.finish();
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    Lines names;
+    for (const std::string& line : lines_of(result.out))
+        names.push_back(
+            line.substr(line.find(' ') + 1).substr(0, line.substr(line.find(' ') + 1).find(' ')));
+    EXPECT_EQ(names, (Lines{"submit", "depend", "urgency", "alloc", "start", "finish", "release",
+                            "clean"}));
+}
+
+// --- kill, cancel, purge, urgency ----------------------------------------------
+
+TEST_F(JobsCli, KillSendsTheSignalByNameOrNumber) {
+    const std::string ready = dir_ / "ready";
+    const std::string id = trapping_job(ready);
+    ASSERT_TRUE(eventually([&] { return exists(ready); }));
+    expect({"kill", "--signal=SIGUSR1", id}, "", "", 0);
+    expect({"wait", id}, "", "", 7);
+    const std::string sleeper = submit({"sleep", "60"});
+    ASSERT_TRUE(eventually([&] { return state(sleeper) == "RUN"; }));
+    expect({"kill", "-s", "9", sleeper}, "", "", 0);
+    expect({"wait", sleeper}, "", "", 137);
+    const std::string held = submit({"--urgency", "0", "true"});
+    expect({"kill", held}, "", "gantry: job " + held + ": is not running (SCHED)\n", 1);
+    expect({"kill", id}, "", "gantry: job " + id + ": has ended\n", 1);
+    expect({"kill", "-s", "FOO", id}, "",
+           "gantry: kill: bad signal \"FOO\" (a name such as TERM or USR1, or 1-64)\n", 2);
+    expect({"kill", "-s", "0", id}, "",
+           "gantry: kill: bad signal \"0\" (a name such as TERM or USR1, or 1-64)\n", 2);
+}
+
+TEST_F(JobsCli, CancelPendingAndRunningJobs) {
+    const std::string running = submit({"sleep", "60"});
+    ASSERT_TRUE(eventually([&] { return state(running) == "RUN"; }));
+    const std::string held = submit({"--urgency", "0", "true"});
+    expect({"cancel", held, running}, "", "", 0);
+    expect({"wait", held}, "", "gantry: job " + held + ": " + canceled_by() + "\n", 1);
+    expect({"wait", running}, "", "gantry: job " + running + ": " + canceled_by() + "\n", 143);
+    EXPECT_EQ(info(held)["exit_code"], nullptr);
+    // Each id is tried; the failures are reported.
+    const std::string other = submit({"--urgency", "0", "true"});
+    expect({"cancel", held, other, "99"}, "",
+           "gantry: job " + held + ": has ended\ngantry: job 99: no such job\n", 1);
+    EXPECT_TRUE(eventually([&] { return state(other) == "INACTIVE"; }));
+}
+
+TEST_F(JobsCli, PurgeInactiveJobs) {
+    const std::string a = submit({"true"});
+    const std::string b = submit({"true"});
+    const std::string c = submit({"true"});
+    for (const auto& id : {a, b, c})
+        expect({"wait", id}, "", "", 0);
+    const std::string held = submit({"--urgency", "0", "true"});
+    expect({"purge", a}, "purged 1 inactive job\n", "", 0);
+    expect({"info", a}, "", "gantry: job " + a + ": no such job\n", 1);
+    expect({"purge", held}, "purged 0 inactive jobs\n",
+           "gantry: job " + held + ": is still active\n", 1);
+    expect({"purge"}, "purged 2 inactive jobs\n", "", 0);
+    // Only the held one remains.
+    const auto left = gantry({"jobs", "-a", "-n"});
+    EXPECT_EQ(lines_of(left.out).size(), 1u) << left.out;
+    // Ids are not reused.
+    EXPECT_EQ(submit({"true"}), "5");
+}
+
+TEST_F(JobsCli, UrgencyOfAPendingJob) {
+    const std::string id = submit({"--urgency", "0", "true"});
+    expect({"urgency", id, "40"}, "",
+           "gantry: urgency: bad urgency \"40\" (0-31, hold, default or expedite)\n", 2);
+    expect({"urgency", id, "expedite"}, "", "", 0);
+    expect({"wait", id}, "", "", 0);
+    expect({"urgency", id, "3"}, "", "gantry: job " + id + ": has ended\n", 1);
+}
+
+// --- ids, instances, help --------------------------------------------------------
+
+TEST_F(JobsCli, BadIdsAreUsageErrorsAndUnknownJobsRuntimeErrors) {
+    for (const std::string name :
+         {"attach", "info", "eventlog", "wait", "kill", "cancel", "purge"}) {
+        expect({name, "x"}, "", "gantry: " + name + ": bad job id \"x\"\n", 2);
+        expect({name, "1.5"}, "", "gantry: " + name + ": bad job id \"1.5\"\n", 2);
+    }
+    for (const std::string name : {"info", "wait", "kill", "cancel", "purge"}) {
+        const auto unknown = gantry({name, "99"});
+        EXPECT_EQ(unknown.err, "gantry: job 99: no such job\n") << name;
+        EXPECT_EQ(unknown.exit_code, 1) << name;
+    }
+    expect({"urgency", "x", "3"}, "", "gantry: urgency: bad job id \"x\"\n", 2);
+    expect({"urgency", "99", "3"}, "", "gantry: job 99: no such job\n", 1);
+}
+
+TEST_F(JobsCli, AttachAndEventlogOfAnUnknownJobSayNoSuchJob) {
+    expect({"attach", "99"}, "", "gantry: job 99: no such job\n", 1);
+    expect({"eventlog", "99"}, "", "gantry: job 99: no such job\n", 1);
+}
+
+TEST_F(JobsCli, OutsideAnInstance) {
+    for (const std::string name :
+         {"attach", "info", "eventlog", "wait", "kill", "cancel", "purge"}) {
+        const auto result = run_program({"env", "-u", "GANTRY_URI", kGantry, name, "1"});
+        EXPECT_EQ(result.err,
+                  "gantry: not inside an instance (GANTRY_URI is not set); give --uri\n")
+            << name;
+        EXPECT_EQ(result.exit_code, 2) << name;
+    }
+    const auto jobs = run_gantry({"jobs", "--uri", "unix:///nonexistent/socket"});
+    EXPECT_EQ(jobs.err,
+              "gantry: cannot connect to unix:///nonexistent/socket: No such file or directory\n");
+    EXPECT_EQ(jobs.exit_code, 1);
+    const auto given = run_program({"env", "-u", "GANTRY_URI", kGantry, "jobs", "--uri", uri_});
+    EXPECT_EQ(given.out, "JOBID USER     NAME       ST NTASKS     TIME EXIT\n") << given.err;
+}
+
+TEST(JobsCliHelp, EveryCommandHasHelpWithExamples) {
+    for (const std::string name : {"submit", "attach", "jobs", "info", "eventlog", "wait", "kill",
+                                   "cancel", "purge", "urgency"}) {
+        const auto result = run_gantry({name, "--help"});
+        EXPECT_EQ(result.exit_code, 0) << name << ": " << result.err;
+        EXPECT_NE(result.out.find("Examples:"), std::string::npos) << name;
+        EXPECT_NE(result.out.find("Exit status"), std::string::npos) << name;
+        const auto listed = run_gantry({"--help"});
+        EXPECT_NE(listed.out.find("\n  " + name + " "), std::string::npos) << name;
+    }
+}
+
+}  // namespace
+}  // namespace gantry::test
