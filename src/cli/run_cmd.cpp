@@ -7,13 +7,17 @@
 // docs/mapping.md; launching: docs/commands/run.md; keys: docs/jobspec.md.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "broker/api.h"
+#include "cli/attach.h"
 #include "cli/command.h"
+#include "cli/instance_client.h"
 #include "cli/run_options.h"
 #include "mapper/display.h"
 #include "mapper/jobspec_map.h"
@@ -166,6 +170,27 @@ int launch(const Jobspec& spec, const JobMap& map, const shell::LaunchSettings& 
 
 }  // namespace
 
+namespace {
+
+// Inside an instance (GANTRY_URI set) a run is a submit followed by an
+// attach: the instance's scheduler places the job, and this front end
+// follows it to its end, as `flux run` does.
+int run_in_instance(const RunCommand& run, const std::string& uri) {
+    if (!run.jobspec.job.display.empty())
+        std::cerr << "gantry: run: inside an instance, --display shows the map with --dry-run "
+                     "only; gantry info ID shows the job's R and task map\n";
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri, exit_code);
+    if (!client)
+        return exit_code;
+    auto reply = client->call("job.submit", {{"jobspec", run.jobspec.to_json()}});
+    if (!reply)
+        return runtime_failure(reply.error());
+    return attach_job(*client, uri, reply->value("id", std::uint64_t{0}), AttachOptions{});
+}
+
+}  // namespace
+
 int run_main(int argc, char** argv) {
     auto run = parse_run_command(kDomain, argc, argv);
     if (!run)
@@ -174,6 +199,9 @@ int run_main(int argc, char** argv) {
         std::cout << kUsage << '\n';
         return kExitOk;
     }
+    if (const char* uri = std::getenv(std::string(api::kUriVariable).c_str());
+        uri && *uri && !run->dry_run)
+        return run_in_instance(*run, uri);
     if (auto status = check_no_scheduling(*run); !status)
         return fail(status.error());
     const Jobspec& spec = run->jobspec;
