@@ -676,8 +676,11 @@ TEST_F(Jobs, CancelKillsAJobIgnoringSigtermAfterItsKillTimeout) {
 }
 
 TEST_F(Jobs, KillSendsTheSignalToTheTasks) {
-    const JobId id = submit(
-        sh("trap 'echo got; exit 0' USR1; touch ready; while :; do sleep 0.05 & wait $!; done"));
+    // The task's process group gets the signal: its child ignores it (set
+    // before the fork, kept across exec), so that only the task's trap acts.
+    const JobId id =
+        submit(sh("trap '' USR1; sleep 100 & pid=$!; trap 'echo got; kill $pid; exit 0' USR1; "
+                  "touch ready; wait $pid"));
     ASSERT_TRUE(eventually([&] { return exists(file("ready")); }));
     EXPECT_EQ(call("job.kill", {{"id", id}, {"signal", SIGUSR1}}), Json::object());
     const Json summary = wait(id);
