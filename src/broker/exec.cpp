@@ -128,9 +128,10 @@ Result<std::unique_ptr<ShellProcess>> ShellProcess::start(asio::io_context& loop
     if (pid < 0)
         return system_error("fork", errno);
     if (pid == 0) {
-        // Its own process group: a terminal's signals to the broker's group
-        // do not reach it; the broker decides what the job gets.
-        ::setpgid(0, 0);
+        // Its own session, without a terminal: a terminal's signals to the
+        // broker do not reach the job (the broker decides what it gets), and
+        // an interactive shell in it does not try to take the terminal.
+        ::setsid();
         if (::dup2(child_input->get(), STDIN_FILENO) < 0 ||
             ::dup2(null_fd.get(), STDOUT_FILENO) < 0 ||
             ::dup2(child_socket->get(), kSupervisorFd) < 0 ||
@@ -144,7 +145,6 @@ Result<std::unique_ptr<ShellProcess>> ShellProcess::start(asio::io_context& loop
         ::execv(program.c_str(), argv.data());
         ::_exit(127);
     }
-    ::setpgid(pid, pid);
     std::unique_ptr<ShellProcess> process(new ShellProcess(
         loop, pid, socket->read.release(), input->write.release(), std::move(handlers)));
     ShellProcess* self = process.get();

@@ -109,22 +109,22 @@ Request request_of(const Jobspec& spec) {
 }
 
 // What an instance accepts of a jobspec: its nodes are the instance's.
-Status check_for_instance(const Jobspec& spec) {
+Status check_for_instance(const Jobspec& spec, const std::string& method = "job.submit") {
     if (!spec.job.hosts.empty() || !spec.job.hostfile.empty())
-        return Error("job.submit",
+        return Error(method,
                      "-H and --hostfile name hosts; inside an instance the "
                      "scheduler chooses them (give -N, -n, -c, -g)");
     if (!spec.job.topology.empty())
-        return Error("job.submit", "--topology simulates nodes, where nothing can run");
+        return Error(method, "--topology simulates nodes, where nothing can run");
     for (std::size_t k = 1; k < spec.apps.size(); ++k) {
         if (!spec.apps[k].hosts.empty() || !spec.apps[k].hostfile.empty())
-            return Error("job.submit", "app " + std::to_string(k) +
-                                           ": -H and --hostfile name hosts; inside an instance "
-                                           "the scheduler chooses them");
+            return Error(method, "app " + std::to_string(k) +
+                                     ": -H and --hostfile name hosts; inside an instance "
+                                     "the scheduler chooses them");
         if (spec.apps[k].ntasks == 0 || spec.apps[0].ntasks == 0)
-            return Error("job.submit", "app " + std::to_string(spec.apps[k].ntasks == 0 ? k : 0) +
-                                           " has no -n: every app of an MPMD program needs one "
-                                           "inside an instance");
+            return Error(method, "app " + std::to_string(spec.apps[k].ntasks == 0 ? k : 0) +
+                                     " has no -n: every app of an MPMD program needs one "
+                                     "inside an instance");
     }
     return {};
 }
@@ -177,7 +177,8 @@ struct JobManager::Impl {
     struct Exec {
         std::unique_ptr<ShellProcess> process;
         std::uint32_t first_rank = 0;
-        ResourceSet R;  // the job's R when it started
+        std::string ranks;  // its tasks' ranks in the job, an idset
+        ResourceSet R;      // what its tasks hold
     };
     // A job that is not INACTIVE.
     struct Active {
@@ -450,6 +451,8 @@ struct JobManager::Impl {
     }
 
     void schedule() {
+        if (on_stopped)
+            return;  // the instance is ending: nothing more starts
         const double time = now();
         for (const Allocation& allocation : scheduler.schedule(time)) {
             const auto job = active.find(allocation.id);
@@ -505,10 +508,8 @@ struct JobManager::Impl {
         spec.apps = std::exchange(job.pending_apps, {});
         const Jobspec placed = placed_jobspec(std::move(spec), free);
         auto map = map_jobspec(placed, topology, free);
-        if (!map) {
-            job.pending_apps = placed.apps;
-            return map.error();
-        }
+        if (!map)
+            return map.error();  // the apps are dropped: the caller maps again
         const auto ntasks = static_cast<std::uint32_t>(map->tasks.size());
         const std::string taskmap = task_map(*map).to_json();
         if (job.next_rank == 0)  // the record keeps the first exec's
@@ -538,6 +539,7 @@ struct JobManager::Impl {
             return shell.error();
         run->process = std::move(*shell);
         const IdSet ranks = IdSet::range(job.next_rank, job.next_rank + ntasks - 1);
+        run->ranks = ranks.encode();
         job.next_rank += ntasks;
         if (job.manual)
             post_event(job, "exec",
@@ -587,12 +589,15 @@ struct JobManager::Impl {
         if (found == active.end())
             return;
         Active& job = found->second;
+        std::string ended_ranks;
+        for (const auto& run : job.execs)
+            if (run.get() == ended)
+                ended_ranks = run->ranks;
         std::erase_if(job.execs, [ended](const auto& run) { return run.get() == ended; });
         if (!job.finish_status || shell::exit_code_of(*job.finish_status) == 0)
             job.finish_status = wait_status;
         if (job.manual && !job.terminating) {
-            post_event(job, "exec.end", {{"status", wait_status}});
-            answer_waiters(id);
+            post_event(job, "exec.end", {{"ranks", ended_ranks}, {"status", wait_status}});
             return;
         }
         if (job.execs.empty())
@@ -875,7 +880,7 @@ struct JobManager::Impl {
     void follow(Responder responder, JobId id, bool output, bool keep_following) {
         auto record = store.job(id);
         if (!record) {
-            responder.error(record.error());
+            responder.error(no_such_job(id));
             return;
         }
         auto follower = std::make_shared<Follower>(
@@ -1289,7 +1294,7 @@ void JobManager::Impl::register_methods() {
             responder.error(spec.error());
             return;
         }
-        if (auto allowed = check_for_instance(*spec); !allowed) {
+        if (auto allowed = check_for_instance(*spec, request.method); !allowed) {
             responder.error(allowed.error());
             return;
         }
@@ -1321,20 +1326,23 @@ void JobManager::Impl::register_methods() {
     });
 
     // job.terminate {"id"}: ends any job and answers once it is INACTIVE.
-    broker.register_method("job.terminate",
-                           [this](const api::Request& request, Responder responder) {
-                               auto id = id_param(request);
-                               if (!id) {
-                                   responder.error(id.error());
-                                   return;
-                               }
-                               Active* job = running_job(request, *id, responder);
-                               if (!job)
-                                   return;
-                               waiters.emplace(*id, std::move(responder));
-                               if (!job->terminating)
-                                   terminate(*job);
-                           });
+    broker.register_method(
+        "job.terminate", [this](const api::Request& request, Responder responder) {
+            auto id = id_param(request);
+            if (!id) {
+                responder.error(id.error());
+                return;
+            }
+            Active* job = running_job(request, *id, responder);
+            if (!job)
+                return;
+            const std::uint32_t uid = responder.peer().uid;
+            waiters.emplace(*id, std::move(responder));
+            if (!job->manual)
+                raise(*job, "cancel", "terminated by uid " + std::to_string(uid), uid);
+            else if (!job->terminating)
+                terminate(*job);
+        });
 }
 
 JobManager::Impl::Active* JobManager::Impl::program(const api::Request& request, JobId id,

@@ -5,6 +5,7 @@
 // docs/commands/alloc.md.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -42,8 +43,8 @@ commands (submit, run, jobs, alloc...) go there. The parent lists it as one
 job, and releases its resources when CMD ends.
 
 Exit status: CMD's (the child instance's); 1 when it never ran (canceled,
-its dependency failed) or the instance fails; 2 on bad options or a request
-that can never fit.)";
+its dependency failed), when the instance refuses it (a request that can
+never fit) or fails; 2 on bad options.)";
 
 constexpr std::string_view kBatchExamples = R"(Examples:
   $ gantry batch -n 4 ./steps.sh
@@ -54,12 +55,14 @@ Like alloc, but returns at once with the job's id: SCRIPT runs as the child
 instance's initial program when the scheduler finds the resources, and its
 output is kept in the parent's record.
 
-Exit status: 0 once submitted; 1 when the instance fails; 2 on bad options
-or a request that can never fit.)";
+SCRIPT's stdin is /dev/null, as for sbatch and flux batch.
+
+Exit status: 0 once submitted; 1 when the instance refuses it (a request
+that can never fit) or fails; 2 on bad options.)";
 
 struct Request {
     std::uint32_t nodes = 0;
-    std::uint32_t slots = 1;
+    std::uint32_t slots = 0;  // 0: one per node with -N (whole nodes), else 1
     std::uint32_t cores = 1;
     std::uint32_t gpus = 0;
     bool exclusive = false;
@@ -73,7 +76,8 @@ struct Request {
 void add_request_options(CLI::App& app, Request& request) {
     app.positionals_at_end();
     app.add_option("-N,--nodes", request.nodes, "Nodes (default: as the slots take)");
-    app.add_option("-n,--nslots", request.slots, "Slots of -c cores and -g GPUs (default 1)");
+    app.add_option("-n,--nslots", request.slots,
+                   "Slots of -c cores and -g GPUs (default 1; with -N alone, whole nodes)");
     app.add_option("-c,--cores-per-slot", request.cores, "Cores per slot (default 1)");
     app.add_option("-g,--gpus-per-slot", request.gpus, "GPUs per slot (default 0)");
     app.add_flag("--exclusive", request.exclusive, "Whole nodes");
@@ -105,10 +109,12 @@ Result<Jobspec> child_jobspec(std::string_view domain, const Request& request,
     app.bind_to = "none";
     spec.apps.push_back(std::move(app));
     spec.resources.nodes = request.nodes;
-    spec.resources.ntasks = request.slots;
+    // -N alone asks for whole nodes, as flux alloc -N does.
+    spec.resources.ntasks =
+        request.slots > 0 ? request.slots : std::max<std::uint32_t>(1, request.nodes);
     spec.resources.cores_per_task = request.cores;
     spec.resources.gpus_per_task = request.gpus;
-    spec.resources.exclusive = request.exclusive;
+    spec.resources.exclusive = request.exclusive || (request.nodes > 0 && request.slots == 0);
     if (!request.time_limit.empty()) {
         auto limit = parse_duration(domain, request.time_limit);
         if (!limit)
@@ -194,6 +200,7 @@ int batch_main(int argc, char** argv) {
     auto spec = child_jobspec("batch", request, request.command);
     if (!spec)
         return fail(spec.error());
+    spec->attributes.input = "/dev/null";  // nobody attaches to a batch job to type
     int exit_code = kExitOk;
     auto client = connect_instance(request.uri, exit_code);
     if (!client)

@@ -56,11 +56,13 @@ int print_usage(std::ostream& out, int code) {
     return code;
 }
 
-std::string read_file_or_stdin(const std::string& path) {
+Result<std::string> read_file_or_stdin(std::string_view domain, const std::string& path) {
     if (path == "-")
         return read_stdin();
     std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!in)
+        return Error::in(std::string(domain), "cannot read the R file", path);
+    return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // The calls that take an id, with the reply's exit code.
@@ -99,12 +101,16 @@ int resources_method(std::string_view method, int argc, char** argv) {
     auto id = parse_job_id(domain, id_text);
     if (!id)
         return fail(id.error());
-    auto R = ResourceSet::parse(read_file_or_stdin(path));
+    auto text = read_file_or_stdin(domain, path);
+    if (!text)
+        return fail(text.error());
+    auto R = ResourceSet::parse(*text);
     if (!R)
         return fail(Error::in(domain, R.error().str(), path));
     return call_and_print({"job." + std::string(method), {{"id", *id}, {"R", R->to_json()}}}, uri,
                           [](const Json& reply) {
-                              if (auto held = ResourceSet::from_json(reply.value("R", Json())))
+                              auto held = ResourceSet::from_json(reply.value("R", Json()));
+                              if (held && !held->empty())
                                   std::cout << held->short_form() << '\n';
                               else
                                   std::cout << "(nothing)\n";
