@@ -21,7 +21,9 @@ const std::map<std::string, std::vector<std::string>> kVectorFiles = {
     {"taskmap", {"taskmap.json", "taskmap_ops.json"}},
     {"rset", {"R/index.json", "rlist_ops.json", "rcalc.json"}},
     {"pmi", {"pmi_wire.json"}},
-    {"jobspec", {}},  // no vectors: the committed corpus only
+    {"jobspec", {}},        // no vectors: the committed corpus only
+    {"shell_records", {}},  // the same
+    {"util", {}},           // the same
 };
 
 struct Writer {

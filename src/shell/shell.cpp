@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,8 @@
 #include "shell/input.h"
 #include "shell/io_fd.h"
 #include "shell/output.h"
+#include "shell/readiness.h"
+#include "shell/records.h"
 #include "shell/sink.h"
 #include "shell/spawn.h"
 #include "util/duration.h"
@@ -145,20 +148,30 @@ std::string limit_text(rlim_t value) {
     return value == RLIM_INFINITY ? "unlimited" : std::to_string(value);
 }
 
-// A line on the shell's stderr before its loop exists.
-void print_error(const std::string& line) {
-    const IoFd err = writable_stdio(2);
-    const std::string text = line + "\n";
+// Writes all of `text`, waiting for `to` as long as it takes (before the
+// loop exists); gives up when `to` fails.
+void write_fully(const IoFd& to, std::string_view text) {
     std::size_t written = 0;
     while (written < text.size()) {
-        const ssize_t n = write_some(err, text.data() + written, text.size() - written);
+        const ssize_t n = write_some(to, text.data() + written, text.size() - written);
         if (n >= 0)
             written += static_cast<std::size_t>(n);
         else if (errno == EAGAIN)
-            wait_writable(err);
+            wait_writable(to);
         else if (errno != EINTR)
             return;
     }
+}
+
+bool is_socket(int fd) {
+    struct stat st;
+    return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// The supervisor's socket as the shell uses it: MSG_DONTWAIT on every call,
+// its flags untouched.
+IoFd supervisor_io(int fd) {
+    return IoFd{Fd(), fd, IoMode::Socket};
 }
 
 // The job's PMI data, with what a caller left out made up from its tasks
@@ -182,10 +195,14 @@ pmi::JobInfo pmi_info_of(const Job& job) {
 
 // A task's stdout or stderr on its way to a sink.
 struct TaskStream {
-    TaskStream(std::string label, bool unbuffered) : lines(std::move(label), unbuffered) {}
+    // Records for the supervisor are never labelled: front ends label what
+    // they display.
+    TaskStream(const Destination& to, const std::string& label, bool unbuffered)
+        : lines(to.framed ? std::string() : label, unbuffered), writer(to.writer), sink(to.sink) {}
     std::optional<Descriptor> pipe;  // empty once drained and closed
     LineAssembler lines;
-    Sink* sink = nullptr;
+    ByteWriter* writer;      // takes the assembled bytes
+    Sink* sink;              // the queue behind `writer`, whose fullness stops the reads
     bool waiting = false;    // for the pipe to be readable
     bool scheduled = false;  // a read is posted, or waits for room in the sink
 };
@@ -198,10 +215,14 @@ struct PmiConnection {
 };
 
 struct RunningTask {
-    RunningTask(const Task& task, const Output& output)
+    RunningTask(const Task& task, const Output& output, const Destination& out,
+                const Destination& err)
         : task(task),
-          out(output.label ? std::to_string(task.rank) + ": " : std::string(), output.unbuffered),
-          err(output.label ? std::to_string(task.rank) + ": " : std::string(), output.unbuffered) {}
+          out(out, label_of(task, output), output.unbuffered),
+          err(err, label_of(task, output), output.unbuffered) {}
+    static std::string label_of(const Task& task, const Output& output) {
+        return output.label ? std::to_string(task.rank) + ": " : std::string();
+    }
     const Task& task;
     pid_t pid = -1;
     bool reaped = false;
@@ -240,12 +261,13 @@ private:
     std::optional<std::vector<std::string>> find_commands();
     Status check_soft_limits() const;
     bool receives_input(const Task& task) const;
+    Status watch_supervisor();
 
     // Starting.
-    void start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile);
+    bool start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile);
     Result<Plumbing> make_plumbing(const Task& task);
     void report_start_failure(const Task& task, const StartResult& start);
-    void watch(RunningTask& task, std::size_t index, Plumbing& plumbing);
+    void watch(RunningTask& task, Plumbing& plumbing);
 
     // Output.
     void wait_readable(RunningTask& task, TaskStream& stream);
@@ -268,6 +290,14 @@ private:
     void signal_tasks(int signal);
     void start_time_limit();
 
+    // The supervisor: control messages in, records out.
+    void wait_supervisor();
+    void read_supervisor();
+    void obey_controls();
+    void obey(const records::Control& control);
+    void lose_supervisor(const std::string& line);
+    void send_record(const records::Record& record);
+
     // Ends.
     void reap();
     void reap_each();
@@ -279,6 +309,7 @@ private:
     void finish_if_done();
 
     void say(const std::string& line);
+    void print_error(const std::string& line) const;
     std::string task_name(const Task& task) const;
     std::string app_name(std::uint32_t app) const;
 
@@ -290,6 +321,9 @@ private:
     asio::signal_set signals_;
     asio::steady_timer time_limit_;
     asio::steady_timer kill_timer_;
+    std::optional<Readiness> supervisor_readable_;
+    records::ControlReader controls_;
+    bool supervisor_lost_ = false;
     std::vector<RunningTask> tasks_;  // reserved up front: never moves
     std::vector<std::size_t> live_;   // tasks not reaped yet, in no order
     std::unordered_map<std::uint32_t, std::size_t> task_of_rank_;
@@ -311,6 +345,13 @@ int JobRun::run() {
     // tasks' output files need the descriptors.
     const IgnoredSigpipe ignored_sigpipe;
     const RaisedFileLimit file_limit;
+    if (job_.supervisor_fd && !is_socket(*job_.supervisor_fd)) {
+        // Nowhere else to say it: the caller's stderr.
+        write_fully(writable_stdio(2), "gantry: shell: the supervisor's descriptor " +
+                                           std::to_string(*job_.supervisor_fd) +
+                                           " is not a socket\n");
+        return kShellFailure;
+    }
     const auto paths = find_commands();
     if (!paths)
         return *failure_code_;
@@ -334,13 +375,19 @@ int JobRun::run() {
         }
         input_ = std::move(*input);
     }
+    if (auto watched = watch_supervisor(); !watched) {
+        print_error("gantry: shell: " + watched.error().str());
+        return kShellFailure;
+    }
 
     for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD})
         signals_.add(signal);
     wait_signal();
 
-    start_tasks(*paths, file_limit.original());
+    const bool started = start_tasks(*paths, file_limit.original());
     starting_ = false;
+    if (started)
+        send_record({.kind = records::Record::Kind::Started});
     if (input_ && !killing_)
         input_->start();
     start_time_limit();
@@ -400,7 +447,24 @@ bool JobRun::receives_input(const Task& task) const {
     return job_.input.source != Input::Source::None && job_.input.ranks.contains(task.rank);
 }
 
-void JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile) {
+// Waits for control messages on the supervisor's socket, and kills the job
+// when the socket fails: the broker is gone.
+Status JobRun::watch_supervisor() {
+    if (!job_.supervisor_fd)
+        return {};
+    auto readable = Readiness::watch(loop_, *job_.supervisor_fd, Readiness::Direction::Read);
+    if (!readable)
+        return readable.error();
+    supervisor_readable_.emplace(std::move(*readable));
+    sinks_->supervisor()->on_failure([this] {
+        lose_supervisor("gantry: lost the connection to the instance: killing the job");
+    });
+    wait_supervisor();
+    return {};
+}
+
+// True when every task has started.
+bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile) {
     tasks_.reserve(job_.tasks.size());
     live_.reserve(job_.tasks.size());
     task_of_rank_.reserve(job_.tasks.size());
@@ -411,7 +475,7 @@ void JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         auto opened = at_least(Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)), 4);
         if (!opened || !*opened) {
             fail(kShellFailure, "gantry: shell: cannot open /dev/null");
-            return;
+            return false;
         }
         dev_null = std::move(*opened);
     }
@@ -424,7 +488,7 @@ void JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
             fail(kShellFailure,
                  "gantry: task " + task_name(task) + ": " + plumbing.error().message());
             kill_job();
-            return;
+            return false;
         }
         const TaskFds fds{plumbing->task_in ? plumbing->task_in.get() : dev_null.get(),
                           plumbing->task_out.get(), plumbing->task_err.get(),
@@ -435,17 +499,19 @@ void JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
                 input_->drop(*plumbing->receiver);
             report_start_failure(task, started);
             kill_job();
-            return;
+            return false;
         }
-        RunningTask& running = tasks_.emplace_back(task, job_.output);
+        RunningTask& running =
+            tasks_.emplace_back(task, job_.output, sinks_->out_of(i), sinks_->err_of(i));
         running.pid = started.pid;
         running.stdin_receiver = plumbing->receiver;
         running.live_slot = live_.size();
         live_.push_back(tasks_.size() - 1);
         task_of_rank_.emplace(task.rank, tasks_.size() - 1);
         task_of_pid_.emplace(running.pid, tasks_.size() - 1);
-        watch(running, i, *plumbing);
+        watch(running, *plumbing);
     }
+    return true;
 }
 
 Result<Plumbing> JobRun::make_plumbing(const Task& task) {
@@ -513,9 +579,7 @@ void JobRun::report_start_failure(const Task& task, const StartResult& start) {
     }
 }
 
-void JobRun::watch(RunningTask& task, std::size_t index, Plumbing& plumbing) {
-    task.out.sink = &sinks_->out_of(index);
-    task.err.sink = &sinks_->err_of(index);
+void JobRun::watch(RunningTask& task, Plumbing& plumbing) {
     task.out.pipe.emplace(loop_, plumbing.shell_out.release());
     task.err.pipe.emplace(loop_, plumbing.shell_err.release());
     task.pmi.socket.emplace(loop_, plumbing.shell_pmi.release());
@@ -566,7 +630,8 @@ void JobRun::read_stream(RunningTask& task, TaskStream& stream) {
         }
         const ssize_t n = ::read(stream.pipe->native_handle(), buffer_.data(), buffer_.size());
         if (n > 0) {
-            stream.lines.add({buffer_.data(), static_cast<std::size_t>(n)}, scratch_, *stream.sink);
+            stream.lines.add({buffer_.data(), static_cast<std::size_t>(n)}, scratch_,
+                             *stream.writer);
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && errno == EAGAIN && !task.reaped) {
@@ -590,8 +655,8 @@ void JobRun::drain_after_exit(RunningTask& task, TaskStream& stream) {
 }
 
 void JobRun::close_stream(TaskStream& stream) {
-    stream.lines.finish(scratch_, *stream.sink);  // the last line, even without newline
-    stream.pipe.reset();                          // a pending wait completes as cancelled
+    stream.lines.finish(scratch_, *stream.writer);  // the last line, even without newline
+    stream.pipe.reset();                            // a pending wait completes as cancelled
     --open_streams_;
     finish_if_done();
 }
@@ -735,6 +800,79 @@ void JobRun::start_time_limit() {
     });
 }
 
+void JobRun::wait_supervisor() {
+    supervisor_readable_->async_wait([this](const asio::error_code& error) {
+        if (!error)
+            read_supervisor();
+    });
+}
+
+// One read per wake-up: a broker that talks without end cannot keep the
+// loop from the tasks.
+void JobRun::read_supervisor() {
+    if (supervisor_lost_)
+        return;
+    char bytes[512];
+    ssize_t n;
+    do {
+        n = ::recv(*job_.supervisor_fd, bytes, sizeof bytes, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        controls_.append({bytes, static_cast<std::size_t>(n)});
+        obey_controls();
+    } else if (n < 0 && errno == EAGAIN) {
+        wait_supervisor();
+    } else if (n == 0) {
+        lose_supervisor("gantry: the instance closed the connection: killing the job");
+    } else {
+        lose_supervisor("gantry: lost the connection to the instance: " +
+                        std::string(std::strerror(errno)) + ": killing the job");
+    }
+}
+
+void JobRun::obey_controls() {
+    while (true) {
+        auto control = controls_.next();
+        if (!control) {
+            // A broker that says nonsense cannot be trusted to end the job.
+            lose_supervisor("gantry: from the instance: " + control.error().str() +
+                            ": killing the job");
+            return;
+        }
+        if (!*control)
+            break;
+        obey(**control);
+    }
+    wait_supervisor();
+}
+
+void JobRun::obey(const records::Control& control) {
+    switch (control.kind) {
+        case records::Control::Kind::Signal:
+            signal_tasks(control.signal);
+            return;
+        case records::Control::Kind::Terminate:
+            terminate_job();
+            return;
+    }
+}
+
+// Tasks never outlive their broker: with nobody to report to or to stop
+// them, they are killed. The line goes out in case only the broker's
+// reading end is gone.
+void JobRun::lose_supervisor(const std::string& line) {
+    if (supervisor_lost_)
+        return;
+    supervisor_lost_ = true;
+    say(line);
+    kill_job();
+}
+
+void JobRun::send_record(const records::Record& record) {
+    if (Sink* supervisor = sinks_->supervisor())
+        supervisor->write(records::encode(record));
+}
+
 // Reaps what has exited. waitpid is called on the job's own tasks only: the
 // shell may live in a process with other children (a test program, a
 // broker). waitid(WNOWAIT) says which child has exited without reaping it,
@@ -782,6 +920,9 @@ void JobRun::task_exited(RunningTask& task, int wait_status) {
     close_pmi(task);
     if (task.stdin_receiver)
         input_->drop(*task.stdin_receiver);
+    // After what its pipes held, before the messages its end causes.
+    send_record(
+        {.kind = records::Record::Kind::Exit, .rank = task.task.rank, .wait_status = wait_status});
 
     const std::uint32_t rank = task.task.rank;
     // Its peers would wait for it in a barrier forever.
@@ -834,8 +975,18 @@ void JobRun::finish_if_done() {
 }
 
 void JobRun::say(const std::string& line) {
-    Sink& messages = sinks_->messages();
-    messages.write(line + "\n");
+    sinks_->messages().write(line + "\n");
+}
+
+// A line before the loop and its sinks exist: on the shell's stderr, or as
+// a msg record to the supervisor.
+void JobRun::print_error(const std::string& line) const {
+    if (!job_.supervisor_fd) {
+        write_fully(writable_stdio(2), line + "\n");
+        return;
+    }
+    write_fully(supervisor_io(*job_.supervisor_fd),
+                records::encode({.kind = records::Record::Kind::Message, .bytes = line + "\n"}));
 }
 
 std::string JobRun::task_name(const Task& task) const {

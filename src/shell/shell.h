@@ -63,6 +63,14 @@ struct Job {
     Limits limits;
     std::vector<std::pair<int, rlim_t>> soft_limits;  // --rlimit: RLIMIT_*, value
     std::optional<mode_t> umask;                      // --umask
+    // Set when an instance's broker runs the job: the shell's end of a
+    // connected AF_UNIX stream socket whose other end the broker holds. The
+    // shell then sends the tasks' output, its messages and the tasks' ends
+    // there as records (shell/records.h) and takes signals and the order to
+    // terminate from it; see run(). The caller keeps the descriptor: the
+    // shell neither closes it nor changes its flags (it sends and receives
+    // with MSG_DONTWAIT), and no task inherits it.
+    std::optional<int> supervisor_fd;
 };
 
 // Runs the job's tasks to their end and returns the job's exit code: 0 when
@@ -79,6 +87,24 @@ struct Job {
 // to the hard limit; on return SIGPIPE and the limit are as they were and the
 // caught signals are at their default action. Only the job's own children
 // are reaped.
+//
+// Supervised (job.supervisor_fd set), the same job runs, with these
+// differences (docs/shell.md, "Under an instance"):
+// - the tasks' stdout and stderr go to the supervisor as out and err
+//   records, in whole lines as above (or as they come, unbuffered) but
+//   never labelled; an --output/--error file is still written as above.
+//   The shell's fd 1 and 2 are not used at all;
+// - every message, those before anything starts included, is a msg record;
+// - once every task has started, a started record; when a task is reaped,
+//   an exit record with its wait status (the output it left in its pipes
+//   is sent before it, unless the socket's queue is full);
+// - `signal N` sends N to every running task's process group, `terminate`
+//   does what the time limit does (SIGTERM, SIGKILL after the kill
+//   timeout); end of file or an error on the socket, or a malformed
+//   message, kills every task (SIGKILL): tasks never outlive their broker;
+// - the socket's queue is bounded like the shell's stdout (the tasks' pipes
+//   stop being read while it is full), and everything queued is sent
+//   before run() returns.
 int run(const Job& job);
 
 }  // namespace gantry::shell

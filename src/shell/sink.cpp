@@ -139,6 +139,10 @@ void Sink::drop() {
     queue_.clear();
     queue_start_ = 0;
     give_room();
+    if (on_failure_) {
+        asio::post(loop_, std::move(on_failure_));
+        on_failure_ = nullptr;
+    }
 }
 
 void Sink::flush() {
@@ -156,10 +160,24 @@ void Sink::flush() {
     give_room();
 }
 
+void RecordWriter::write(std::string_view bytes) {
+    while (!bytes.empty()) {
+        const std::string_view piece = bytes.substr(0, records::kMaxLength);
+        // Header and bytes in one write: one send while the socket has room.
+        scratch_.clear();
+        records::append_header(scratch_, kind_, rank_, piece.size());
+        scratch_.append(piece);
+        socket_.write(scratch_);
+        bytes.remove_prefix(piece.size());
+    }
+}
+
 Result<std::unique_ptr<Sinks>> Sinks::open(asio::io_context& loop, const Job& job) {
     std::unique_ptr<Sinks> sinks(new Sinks(loop));
-    sinks->stdout_ = sinks->terminal(1);
-    sinks->stderr_ = same_file(1, 2) ? sinks->stdout_ : sinks->terminal(2);
+    if (job.supervisor_fd)
+        sinks->open_supervisor(*job.supervisor_fd);
+    else
+        sinks->open_terminals();
 
     const Output& output = job.output;
     const UmaskScope umask(job.umask);
@@ -167,24 +185,50 @@ Result<std::unique_ptr<Sinks>> Sinks::open(asio::io_context& loop, const Job& jo
     sinks->err_.reserve(job.tasks.size());
     for (const Task& task : job.tasks) {
         const TemplateValues values{job.id, task.rank, job.hostname};
-        Sink* out = sinks->stdout_;
+        Destination out = sinks->default_destination(records::Record::Kind::Stdout, task.rank);
         if (!output.output_template.empty()) {
             auto file = sinks->file("--output", expand_template(output.output_template, values));
             if (!file)
                 return file.error();
-            out = *file;
+            out = Destination{*file, *file, false};
         }
-        Sink* err = output.output_template.empty() ? sinks->stderr_ : out;
+        Destination err = output.output_template.empty()
+                              ? sinks->default_destination(records::Record::Kind::Stderr, task.rank)
+                              : out;
         if (!output.error_template.empty()) {
             auto file = sinks->file("--error", expand_template(output.error_template, values));
             if (!file)
                 return file.error();
-            err = *file;
+            err = Destination{*file, *file, false};
         }
         sinks->out_.push_back(out);
         sinks->err_.push_back(err);
     }
     return sinks;
+}
+
+void Sinks::open_terminals() {
+    stdout_ = terminal(1);
+    stderr_ = same_file(1, 2) ? stdout_ : terminal(2);
+    messages_ = stderr_;
+}
+
+// The shell's stdout and stderr are not touched: everything the shell would
+// write there goes to the supervisor as records.
+void Sinks::open_supervisor(int fd) {
+    owned_.push_back(std::make_unique<Sink>(loop_, IoFd{Fd(), fd, IoMode::Socket}));
+    supervisor_ = owned_.back().get();
+    messages_ =
+        &framing_.emplace_back(*supervisor_, records::Record::Kind::Message, 0, record_scratch_);
+}
+
+Destination Sinks::default_destination(records::Record::Kind kind, std::uint32_t rank) {
+    if (!supervisor_) {
+        Sink* terminal = kind == records::Record::Kind::Stdout ? stdout_ : stderr_;
+        return Destination{terminal, terminal, false};
+    }
+    RecordWriter& framing = framing_.emplace_back(*supervisor_, kind, rank, record_scratch_);
+    return Destination{&framing, supervisor_, true};
 }
 
 Sink* Sinks::terminal(int fd) {

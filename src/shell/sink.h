@@ -1,5 +1,6 @@
 // Where the tasks' output goes: the shell's stdout and stderr, and the files
-// of --output and --error. Writing never blocks the shell's loop, and the
+// of --output and --error; or, under an instance, records on the
+// supervisor's socket. Writing never blocks the shell's loop, and the
 // bytes waiting for a slow reader are bounded: the readers of the tasks'
 // pipes stop while a sink is full, so the tasks block in write instead.
 #pragma once
@@ -7,6 +8,8 @@
 #include <asio/io_context.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +21,7 @@
 #include "shell/io_fd.h"
 #include "shell/output.h"
 #include "shell/readiness.h"
+#include "shell/records.h"
 #include "shell/shell.h"
 #include "util/error.h"
 
@@ -47,6 +51,10 @@ public:
     // needs: the last thing the shell does.
     void flush();
 
+    // `failed` runs (posted on the loop) when the destination fails and the
+    // sink starts dropping: for the supervisor's socket, the broker is gone.
+    void on_failure(std::function<void()> failed) { on_failure_ = std::move(failed); }
+
 private:
     void write_queue();
     void compact();  // drops the bytes already written from the queue
@@ -62,36 +70,76 @@ private:
     bool waiting_ = false;
     bool dropped_ = false;
     std::vector<std::function<void()>> waiting_for_room_;
+    std::function<void()> on_failure_;
+};
+
+// Bytes framed as records of one kind on their way to the supervisor's
+// socket: each write becomes one out, err or msg record (several when it
+// is longer than records::kMaxLength), written to the sink as one piece.
+class RecordWriter : public ByteWriter {
+public:
+    // `scratch` is lent for building records (one for every writer).
+    RecordWriter(Sink& socket, records::Record::Kind kind, std::uint32_t rank, std::string& scratch)
+        : socket_(socket), kind_(kind), rank_(rank), scratch_(scratch) {}
+
+    void write(std::string_view bytes) override;
+
+private:
+    Sink& socket_;
+    records::Record::Kind kind_;
+    std::uint32_t rank_;
+    std::string& scratch_;
+};
+
+// Where one stream's assembled bytes go: `writer` takes them (the sink
+// itself, or a RecordWriter in front of it) and `sink` is the queue whose
+// fullness stops the stream's reader.
+struct Destination {
+    ByteWriter* writer = nullptr;
+    Sink* sink = nullptr;
+    bool framed = false;  // records for the supervisor: raw bytes, never labelled
 };
 
 // The sinks of one job and which of them each task's streams feed.
 class Sinks {
 public:
     // Opens the shell's stdout and stderr (one sink when both lead to the
-    // same file) and the --output/--error files of `job`, created 0666 less
-    // the umask and truncated. Errors name the option and the file:
+    // same file), or for a supervised job the supervisor's socket instead,
+    // and the --output/--error files of `job`, created 0666 less the umask
+    // and truncated. Errors name the option and the file:
     // `--output: cannot open "x": Permission denied`.
     static Result<std::unique_ptr<Sinks>> open(asio::io_context& loop, const Job& job);
 
-    Sink& out_of(std::size_t task) { return *out_[task]; }
-    Sink& err_of(std::size_t task) { return *err_[task]; }
-    // The shell's own stderr, for its messages.
-    Sink& messages() { return *stderr_; }
+    Destination out_of(std::size_t task) const { return out_[task]; }
+    Destination err_of(std::size_t task) const { return err_[task]; }
+    // The shell's own stderr, or msg records to the supervisor.
+    ByteWriter& messages() { return *messages_; }
+    // The supervisor's socket; null when the job is not supervised.
+    Sink* supervisor() { return supervisor_; }
 
     void flush();
 
 private:
     explicit Sinks(asio::io_context& loop) : loop_(loop) {}
+    void open_terminals();
+    void open_supervisor(int fd);
+    // Where a stream goes without an --output/--error file: the shell's
+    // stdout or stderr, or records for the supervisor.
+    Destination default_destination(records::Record::Kind kind, std::uint32_t rank);
     Sink* terminal(int fd);
     Result<Sink*> file(const std::string& option, const std::string& name);
 
     asio::io_context& loop_;
     std::vector<std::unique_ptr<Sink>> owned_;
     std::map<std::string, Sink*> files_;  // by name: a name given twice is one sink
-    Sink* stdout_ = nullptr;
+    Sink* stdout_ = nullptr;              // unsupervised
     Sink* stderr_ = nullptr;
-    std::vector<Sink*> out_;  // by task index in the job
-    std::vector<Sink*> err_;
+    Sink* supervisor_ = nullptr;        // supervised
+    std::deque<RecordWriter> framing_;  // never moves: streams point at them
+    std::string record_scratch_;
+    ByteWriter* messages_ = nullptr;
+    std::vector<Destination> out_;  // by task index in the job
+    std::vector<Destination> err_;
 };
 
 }  // namespace gantry::shell

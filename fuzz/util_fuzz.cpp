@@ -1,0 +1,38 @@
+// Fuzzes the parsers of src/util: base64_decode (what the API's job.stdin
+// and output chunks carry) and parse_duration (--time-limit and friends).
+// Invariants: decoded bytes re-encode to the accepted text, any bytes
+// round-trip through encode/decode, and an accepted duration is never
+// negative and formats back into text parse_duration accepts.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "util/base64.h"
+#include "util/duration.h"
+
+namespace {
+
+void require(bool condition) {
+    if (!condition)
+        std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+
+    if (const auto bytes = gantry::base64_decode(text))
+        require(gantry::base64_encode(*bytes) == text);
+    else
+        require(!gantry::base64_decode(text).error().str().empty());
+    const auto again = gantry::base64_decode(gantry::base64_encode(text));
+    require(again && *again == text);
+
+    if (const auto duration = gantry::parse_duration("fuzz", text)) {
+        require(duration->count() >= 0);
+        require(gantry::parse_duration("fuzz", gantry::format_duration(*duration)).ok());
+    }
+    return 0;
+}

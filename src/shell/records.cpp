@@ -1,0 +1,265 @@
+#include "shell/records.h"
+
+#include <charconv>
+#include <climits>
+#include <vector>
+
+#include "util/text.h"
+
+namespace gantry::shell::records {
+namespace {
+
+constexpr std::string_view kDomain = "records";
+
+// `text` as a canonical decimal number no greater than `max`: digits only,
+// no leading zero unless it is "0". Anything else would not re-encode to
+// the same bytes.
+std::optional<std::uint64_t> parse_number(std::string_view text, std::uint64_t max) {
+    if (text.empty() || (text.size() > 1 && text[0] == '0'))
+        return std::nullopt;
+    for (const char c : text)
+        if (c < '0' || c > '9')
+            return std::nullopt;
+    std::uint64_t n = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (error != std::errc() || end != text.data() + text.size() || n > max)
+        return std::nullopt;
+    return n;
+}
+
+// The fields of a header line, split at single spaces (an empty field, from
+// two spaces in a row or one at either end, makes the line bad).
+std::vector<std::string_view> fields_of(std::string_view line) {
+    std::vector<std::string_view> fields;
+    while (true) {
+        const std::size_t space = line.find(' ');
+        fields.push_back(line.substr(0, space));
+        if (space == std::string_view::npos)
+            return fields;
+        line.remove_prefix(space + 1);
+    }
+}
+
+Error error_at(const std::string& message, std::size_t offset) {
+    return Error(std::string(kDomain), message + " at byte " + std::to_string(offset));
+}
+
+// The first line of `pending` without its newline; nothing while the line
+// has not all arrived; an error when no newline comes within kMaxHeader
+// bytes (`what` names the line in it).
+Result<std::optional<std::string_view>> first_line(std::string_view pending, std::size_t offset,
+                                                   std::string_view what) {
+    const std::string_view window = pending.substr(0, kMaxHeader);
+    const std::size_t newline = window.find('\n');
+    if (newline != std::string_view::npos)
+        return std::optional<std::string_view>(pending.substr(0, newline));
+    if (window.size() < kMaxHeader)
+        return std::optional<std::string_view>();
+    return error_at(std::string(what) + " " + quote(window, 16) + " longer than " +
+                        std::to_string(kMaxHeader) + " bytes",
+                    offset);
+}
+
+std::string_view keyword(Record::Kind kind) {
+    switch (kind) {
+        case Record::Kind::Stdout:
+            return "out";
+        case Record::Kind::Stderr:
+            return "err";
+        case Record::Kind::Message:
+            return "msg";
+        case Record::Kind::Started:
+            return "started";
+        case Record::Kind::Exit:
+            return "exit";
+    }
+    return "";
+}
+
+// A header line parsed: the record without its bytes, and how many bytes
+// follow the header.
+struct Header {
+    Record record;
+    std::size_t length = 0;
+};
+
+std::optional<Header> parse_header(std::string_view line) {
+    const std::vector<std::string_view> fields = fields_of(line);
+    const std::string_view kind = fields[0];
+    Header header;
+    if ((kind == "out" || kind == "err") && fields.size() == 3) {
+        const auto rank = parse_number(fields[1], UINT32_MAX);
+        const auto length = parse_number(fields[2], UINT64_MAX);
+        if (!rank || !length)
+            return std::nullopt;
+        header.record.kind = kind == "out" ? Record::Kind::Stdout : Record::Kind::Stderr;
+        header.record.rank = static_cast<std::uint32_t>(*rank);
+        header.length = *length;
+    } else if (kind == "msg" && fields.size() == 2) {
+        const auto length = parse_number(fields[1], UINT64_MAX);
+        if (!length)
+            return std::nullopt;
+        header.record.kind = Record::Kind::Message;
+        header.length = *length;
+    } else if (kind == "started" && fields.size() == 1) {
+        header.record.kind = Record::Kind::Started;
+    } else if (kind == "exit" && fields.size() == 3) {
+        const auto rank = parse_number(fields[1], UINT32_MAX);
+        const auto status = parse_number(fields[2], INT_MAX);
+        if (!rank || !status)
+            return std::nullopt;
+        header.record.kind = Record::Kind::Exit;
+        header.record.rank = static_cast<std::uint32_t>(*rank);
+        header.record.wait_status = static_cast<int>(*status);
+    } else {
+        return std::nullopt;
+    }
+    return header;
+}
+
+std::optional<Control> parse_control(std::string_view line) {
+    const std::vector<std::string_view> fields = fields_of(line);
+    if (fields[0] == "terminate" && fields.size() == 1)
+        return Control{Control::Kind::Terminate, 0};
+    if (fields[0] == "signal" && fields.size() == 2) {
+        const auto signal = parse_number(fields[1], kMaxSignal);
+        if (signal && *signal >= 1)
+            return Control{Control::Kind::Signal, static_cast<int>(*signal)};
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+void append_header(std::string& out, Record::Kind kind, std::uint32_t rank, std::size_t length) {
+    out.append(keyword(kind));
+    if (kind != Record::Kind::Message) {
+        out.push_back(' ');
+        append_number(out, rank);
+    }
+    out.push_back(' ');
+    append_number(out, length);
+    out.push_back('\n');
+}
+
+void append(std::string& out, const Record& record) {
+    switch (record.kind) {
+        case Record::Kind::Stdout:
+        case Record::Kind::Stderr:
+        case Record::Kind::Message:
+            append_header(out, record.kind, record.rank, record.bytes.size());
+            out.append(record.bytes);
+            return;
+        case Record::Kind::Started:
+            out.append("started\n");
+            return;
+        case Record::Kind::Exit:
+            out.append("exit ");
+            append_number(out, record.rank);
+            out.push_back(' ');
+            append_number(out, static_cast<std::uint64_t>(record.wait_status));
+            out.push_back('\n');
+            return;
+    }
+}
+
+std::string encode(const Record& record) {
+    std::string out;
+    append(out, record);
+    return out;
+}
+
+std::string encode(const Control& control) {
+    if (control.kind == Control::Kind::Terminate)
+        return "terminate\n";
+    std::string out = "signal ";
+    append_number(out, static_cast<std::uint64_t>(control.signal));
+    out.push_back('\n');
+    return out;
+}
+
+namespace detail {
+
+void Pending::append(std::string_view bytes) {
+    // What is consumed goes once it is most of the buffer: a record's bytes
+    // are copied out once, and the buffer does not grow without bound.
+    if (start_ > 0 && start_ >= bytes_.size() / 2) {
+        bytes_.erase(0, start_);
+        start_ = 0;
+    }
+    bytes_.append(bytes);
+}
+
+void Pending::consume(std::size_t count) {
+    start_ += count;
+    offset_ += count;
+    if (start_ == bytes_.size()) {
+        bytes_.clear();
+        start_ = 0;
+    }
+}
+
+}  // namespace detail
+
+void Reader::append(std::string_view bytes) {
+    if (!error_)
+        pending_.append(bytes);
+}
+
+Result<std::optional<Record>> Reader::next() {
+    if (error_)
+        return *error_;
+    const std::string_view pending = pending_.view();
+    const std::size_t offset = pending_.offset();
+    auto line = first_line(pending, offset, "header");
+    if (!line) {
+        error_ = line.error();
+        return *error_;
+    }
+    if (!*line)
+        return std::optional<Record>();
+    auto header = parse_header(**line);
+    if (!header) {
+        error_ = error_at("bad header " + quote(**line), offset);
+        return *error_;
+    }
+    if (header->length > kMaxLength) {
+        error_ = error_at("length " + std::to_string(header->length) + " over the " +
+                              std::to_string(kMaxLength) + "-byte limit",
+                          offset);
+        return *error_;
+    }
+    const std::size_t header_size = (*line)->size() + 1;
+    if (pending.size() - header_size < header->length)
+        return std::optional<Record>();  // its bytes are still on their way
+    header->record.bytes.assign(pending.substr(header_size, header->length));
+    pending_.consume(header_size + header->length);
+    return std::optional<Record>(std::move(header->record));
+}
+
+void ControlReader::append(std::string_view bytes) {
+    if (!error_)
+        pending_.append(bytes);
+}
+
+Result<std::optional<Control>> ControlReader::next() {
+    if (error_)
+        return *error_;
+    const std::size_t offset = pending_.offset();
+    auto line = first_line(pending_.view(), offset, "control message");
+    if (!line) {
+        error_ = line.error();
+        return *error_;
+    }
+    if (!*line)
+        return std::optional<Control>();
+    const auto control = parse_control(**line);
+    if (!control) {
+        error_ = error_at("bad control message " + quote(**line), offset);
+        return *error_;
+    }
+    pending_.consume((*line)->size() + 1);
+    return std::optional<Control>(*control);
+}
+
+}  // namespace gantry::shell::records

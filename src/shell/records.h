@@ -1,0 +1,120 @@
+// The records a supervised shell and the instance's broker exchange on one
+// Unix stream socket (docs/shell.md, "Under an instance"). The shell sends
+// its tasks' output, its own messages and the tasks' ends; the broker sends
+// signals and the order to terminate. Plain text headers, so that a stream
+// can be read with a pager when something goes wrong:
+//
+//     out RANK LEN\n<LEN bytes>    stdout bytes of task RANK
+//     err RANK LEN\n<LEN bytes>    stderr bytes of task RANK
+//     msg LEN\n<LEN bytes>         one shell message, a whole line
+//     started\n                    every task has started
+//     exit RANK WAITSTATUS\n       task RANK was reaped: its waitpid status
+//
+// and from the broker `signal N\n` (1 <= N <= 64) and `terminate\n`.
+// Numbers are decimal without sign or leading zeros ("0" is zero) and fit
+// their fields: a rank in 32 bits, a wait status in a non-negative int, a
+// length at most kMaxLength. Fields are separated by one space. Any other
+// header is an error, so every stream read back re-encodes to its bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/error.h"
+
+namespace gantry::shell::records {
+
+// The most bytes one out, err or msg record carries: longer data is sent as
+// several records.
+inline constexpr std::size_t kMaxLength = 1 << 20;
+// The longest header line a reader waits for, its newline included ("exit
+// 4294967295 2147483647\n" has 27 bytes).
+inline constexpr std::size_t kMaxHeader = 32;
+// The highest signal number a control message may name.
+inline constexpr int kMaxSignal = 64;
+
+struct Record {
+    enum class Kind { Stdout, Stderr, Message, Started, Exit };
+    Kind kind = Kind::Message;
+    std::uint32_t rank = 0;  // Stdout, Stderr, Exit
+    int wait_status = 0;     // Exit: as waitpid gave it, >= 0
+    std::string bytes{};     // Stdout, Stderr, Message: at most kMaxLength
+
+    friend bool operator==(const Record&, const Record&) = default;
+};
+
+// Appends the record's header and bytes to `out`.
+void append(std::string& out, const Record& record);
+std::string encode(const Record& record);
+// Appends the header of an out, err or msg record (`kind` Stdout, Stderr or
+// Message; `rank` unused for Message) that `length` bytes will follow, for
+// writers that do not copy their bytes into a Record.
+void append_header(std::string& out, Record::Kind kind, std::uint32_t rank, std::size_t length);
+
+struct Control {
+    enum class Kind { Signal, Terminate };
+    Kind kind = Kind::Terminate;
+    int signal = 0;  // Signal: 1 to kMaxSignal
+
+    friend bool operator==(const Control&, const Control&) = default;
+};
+
+std::string encode(const Control& control);
+
+namespace detail {
+
+// The bytes received and not consumed yet, and where they are in the stream.
+class Pending {
+public:
+    void append(std::string_view bytes);
+    std::string_view view() const { return std::string_view(bytes_).substr(start_); }
+    void consume(std::size_t count);
+    // The offset in the stream of view()'s first byte.
+    std::size_t offset() const { return offset_; }
+
+private:
+    std::string bytes_;
+    std::size_t start_ = 0;  // bytes_ before it are consumed
+    std::size_t offset_ = 0;
+};
+
+}  // namespace detail
+
+// Records out of a byte stream cut anywhere. next() gives the next whole
+// record, nothing while its bytes have not all arrived, or an error naming
+// the stream offset of the header at fault:
+//
+//     records: bad header "out x 3" at byte 120
+//     records: length 2000000 over the 1048576-byte limit at byte 0
+//     records: header "out 1 0000000000"... longer than 32 bytes at byte 8
+//
+// After an error the reader stays failed: next() gives the same error.
+class Reader {
+public:
+    void append(std::string_view bytes);
+    Result<std::optional<Record>> next();
+    // Bytes of the stream taken by the records next() has given.
+    std::size_t consumed() const { return pending_.offset(); }
+
+private:
+    detail::Pending pending_;
+    std::optional<Error> error_;
+};
+
+// Control messages out of a byte stream, the same way:
+// `records: bad control message "signal 65" at byte 10`.
+class ControlReader {
+public:
+    void append(std::string_view bytes);
+    Result<std::optional<Control>> next();
+    std::size_t consumed() const { return pending_.offset(); }
+
+private:
+    detail::Pending pending_;
+    std::optional<Error> error_;
+};
+
+}  // namespace gantry::shell::records
