@@ -63,6 +63,16 @@ std::string read_file(const std::string& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// A process that has exited (gone, or a zombie nobody has reaped yet).
+bool ended(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    if (!std::getline(stat, text))
+        return true;
+    const auto paren = text.rfind(')');
+    return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
+}
+
 template <class Condition>
 bool eventually(Condition condition) {
     for (int i = 0; i < 1000; ++i) {
@@ -81,7 +91,10 @@ public:
         if (::mkdtemp(path) != nullptr)
             path_ = path;
     }
-    ~ScratchDir() { std::filesystem::remove_all(path_); }
+    ~ScratchDir() {
+        std::error_code ignored;  // never a throw from a destructor
+        std::filesystem::remove_all(path_, ignored);
+    }
     std::string operator/(const std::string& name) const { return path_ + "/" + name; }
 
 private:
@@ -149,10 +162,20 @@ protected:
         ASSERT_EQ(started.exit_code, 0) << started.err;
         uri_ = "unix://" + (dir_ / "state") + "/socket";
         ASSERT_EQ(started.out, uri_ + "\n");
+        const auto info = run_gantry({"instance", "info", "--json", "--uri", uri_});
+        pid_ = Json::parse(info.out, nullptr, false).value("pid", pid_t{-1});
+        ASSERT_GT(pid_, 0) << info.out << info.err;
     }
+    // The daemon ends with the test, whatever the test did.
     void TearDown() override {
-        if (!uri_.empty())
-            (void)run_gantry({"shutdown", "--uri", uri_});
+        if (uri_.empty())
+            return;
+        const auto shutdown = run_gantry({"shutdown", "--uri", uri_});
+        EXPECT_EQ(shutdown.exit_code, 0) << shutdown.err;
+        if (pid_ > 0 && !eventually([&] { return ended(pid_); })) {
+            ADD_FAILURE() << "the daemon outlived its shutdown";
+            ::kill(pid_, SIGKILL);
+        }
     }
 
     // `gantry args...` inside the instance (GANTRY_URI set).
@@ -198,6 +221,7 @@ protected:
 
     ScratchDir dir_;
     std::string uri_;
+    pid_t pid_ = -1;
 };
 
 // --- submit and wait -------------------------------------------------------------
