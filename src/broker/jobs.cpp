@@ -440,14 +440,20 @@ struct JobManager::Impl {
         start(job, R);
     }
 
-    void schedule_soon() {
-        if (schedule_posted)
+    // Runs `work` on the loop once, however often it is asked for before then.
+    template <class Work>
+    void post_once(bool& posted, Work work) {
+        if (posted)
             return;
-        schedule_posted = true;
-        asio::post(loop, [this] {
-            schedule_posted = false;
-            schedule();
+        posted = true;
+        asio::post(loop, [&posted, work] {
+            posted = false;
+            work();
         });
+    }
+
+    void schedule_soon() {
+        post_once(schedule_posted, [this] { schedule(); });
     }
 
     void schedule() {
@@ -793,13 +799,7 @@ struct JobManager::Impl {
         if (!followers.contains(id))
             return;
         touched.insert(id);
-        if (pump_posted)
-            return;
-        pump_posted = true;
-        asio::post(loop, [this] {
-            pump_posted = false;
-            pump();
-        });
+        post_once(pump_posted, [this] { pump(); });
     }
 
     void pump() {
