@@ -223,6 +223,7 @@ struct JobManager::Impl {
           scheduler(inventory),
           inventory(inventory),
           topology(std::move(topology)),
+          topology_xml(this->topology.to_xml()),
           shell_program(std::move(shell_program)),
           begin_timer(loop) {}
 
@@ -232,6 +233,7 @@ struct JobManager::Impl {
     Scheduler scheduler;
     ResourceSet inventory;
     Topology topology;
+    std::string topology_xml;  // handed to each job's shell
     std::string shell_program;
     asio::steady_timer begin_timer;
     std::map<JobId, Active> active;
@@ -520,8 +522,10 @@ struct JobManager::Impl {
         const std::string taskmap = task_map(*map).to_json();
         if (job.next_rank == 0)  // the record keeps the first exec's
             check(store.set_taskmap(job.id, taskmap));
-        const Json header = {
-            {"id", std::to_string(job.id)}, {"jobspec", placed.to_json()}, {"R", free.to_json()}};
+        const Json header = {{"id", std::to_string(job.id)},
+                             {"jobspec", placed.to_json()},
+                             {"R", free.to_json()},
+                             {"topology", topology_xml}};
         auto run = std::make_unique<Exec>();
         run->first_rank = job.next_rank;
         run->R = held_part(*map, free);

@@ -1,9 +1,9 @@
 // `gantry job-shell`: a job's shell under an instance, started by its broker
-// (src/broker/exec.h), never by users. It reads {"id","jobspec","R"} on fd
-// 4, maps the job inside R on this machine as `gantry run` would, and runs
-// its tasks with the supervisor socket on fd 3 (docs/shell.md, "Under an
-// instance"). Anything that stops it before the tasks start is reported on
-// the socket as a shell message and ends it with exit code 1.
+// (src/broker/exec.h), never by users. It reads {"id","jobspec","R",
+// "topology"} (the broker's topology as lstopo XML) on fd 4, maps the job inside R on this machine
+// as `gantry run` would, and runs its tasks with the supervisor socket on fd 3 (docs/shell.md,
+// "Under an instance"). Anything that stops it before the tasks start is reported on the socket as
+// a shell message and ends it with exit code 1.
 #include <unistd.h>
 
 #include <cerrno>
@@ -80,7 +80,9 @@ int job_shell_main(int, char**) {
     if (!R)
         return report(R.error().str());
     const std::string id = header->value("id", std::string("0"));
-    auto topology = Topology::local();
+    // The broker's topology, when it sends it: the same machine, read once.
+    const std::string xml = header->value("topology", std::string());
+    auto topology = xml.empty() ? Topology::local() : Topology::from_xml_text(xml);
     if (!topology)
         return report(topology.error().str());
     auto map = map_jobspec(*spec, *topology, *R);

@@ -262,6 +262,27 @@ Result<Topology> Topology::local() {
     return Topology(*loaded);
 }
 
+Result<Topology> Topology::from_xml_text(const std::string& xml) {
+    auto loaded = load("XML topology", xml, [](hwloc_topology_t topology, const char* text) {
+        // hwloc counts the terminating NUL in the size.
+        return hwloc_topology_set_xmlbuffer(topology, text,
+                                            static_cast<int>(std::strlen(text) + 1));
+    });
+    if (!loaded)
+        return loaded.error();
+    return Topology(*loaded);
+}
+
+std::string Topology::to_xml() const {
+    char* buffer = nullptr;
+    int length = 0;
+    if (hwloc_topology_export_xmlbuffer(topology_.get(), &buffer, &length, 0) != 0 || !buffer)
+        return {};
+    std::string xml(buffer, length > 0 ? static_cast<std::size_t>(length - 1) : 0);
+    hwloc_free_xmlbuffer(topology_.get(), buffer);
+    return xml;
+}
+
 Result<Topology> Topology::from_xml(const std::string& path) {
     auto loaded = load("XML topology", path, hwloc_topology_set_xml);
     if (!loaded)

@@ -52,6 +52,10 @@ class Topology {
 public:
     static Result<Topology> local();
     static Result<Topology> from_xml(const std::string& path);
+    // An lstopo XML document held in memory (what to_xml() gives): an
+    // instance hands its topology to each job's shell this way, which is
+    // several times cheaper than reading the machine again.
+    static Result<Topology> from_xml_text(const std::string& xml);
     static Result<Topology> from_synthetic(std::string_view description);
 
     unsigned npackages() const { return count(ObjectType::kPackage); }
@@ -73,6 +77,9 @@ public:
     IdSet all_pus() const;
     // The same PUs named by their OS indices.
     IdSet os_pus(const IdSet& logical_pus) const;
+
+    // The topology as an lstopo XML document.
+    std::string to_xml() const;
 
     // GPUs in PCI order.
     std::span<const Gpu> gpus() const;
