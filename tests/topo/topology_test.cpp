@@ -132,5 +132,28 @@ TEST(Topology, LocalMachineHasCoresAndPus) {
     EXPECT_EQ(local_hostname().find('.'), std::string::npos);
 }
 
+// What a broker hands its job shells: the same objects, cpusets included.
+TEST(Topology, XmlTextRoundTrips) {
+    const Topology synthetic = Topology::from_synthetic("package:2 core:4 pu:2").value();
+    const std::string xml = synthetic.to_xml();
+    ASSERT_FALSE(xml.empty());
+    const Topology again = Topology::from_xml_text(xml).value();
+    EXPECT_EQ(again.npackages(), 2u);
+    EXPECT_EQ(again.ncores(), 8u);
+    EXPECT_EQ(again.npus(), 16u);
+    for (unsigned core = 0; core < 8; ++core) {
+        EXPECT_EQ(again.object(ObjectType::kCore, core).pus,
+                  synthetic.object(ObjectType::kCore, core).pus);
+        EXPECT_EQ(again.object(ObjectType::kCore, core).os,
+                  synthetic.object(ObjectType::kCore, core).os);
+    }
+}
+
+TEST(Topology, XmlTextThatIsNotXmlIsRefused) {
+    const auto bad = Topology::from_xml_text("not xml");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().str().rfind("topology: cannot ", 0), 0u) << bad.error().str();
+}
+
 }  // namespace
 }  // namespace gantry
