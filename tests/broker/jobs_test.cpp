@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -692,7 +693,10 @@ TEST_F(Jobs, CancelOfARunningJob) {
 
 TEST_F(Jobs, CancelKillsAJobIgnoringSigtermAfterItsKillTimeout) {
     const JobId id = submit(
-        sh("trap '' TERM; touch ready; while :; do sleep 0.05; done", 1, {{"kill_timeout", 0.5}}));
+        // Bounded (about 30 s), in case it outlives the job.
+        sh("trap '' TERM; touch ready; i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); "
+           "done",
+           1, {{"kill_timeout", 0.5}}));
     ASSERT_TRUE(eventually([&] { return exists(file("ready")); }));
     const auto canceled = Clock::now();
     EXPECT_EQ(call("job.cancel", {{"id", id}}), Json::object());
@@ -759,6 +763,42 @@ TEST_F(Jobs, InfeasibleJobsAreRefused) {
     // Nothing was recorded: the next job is the first.
     EXPECT_EQ(call("job.list", Json::object()).at("jobs"), Json::array());
     EXPECT_EQ(submit(jobspec({"true"}, 2)), 1u);
+}
+
+// --- A job shell that dies --------------------------------------------------------
+
+// The parent of a process, from /proc.
+pid_t parent_of(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    std::getline(stat, text);
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos)
+        return -1;
+    std::istringstream fields(text.substr(paren + 2));
+    std::string state;
+    pid_t parent = -1;
+    fields >> state >> parent;
+    return parent;
+}
+
+TEST_F(Jobs, TasksDoNotOutliveTheirShell) {
+    const JobId id = submit(sh("echo $$ > task.pid; exec sleep 100"));
+    ASSERT_TRUE(started(id));
+    ASSERT_TRUE(eventually([&] { return !slurp(file("task.pid")).empty(); }));
+    const pid_t task = std::stoi(slurp(file("task.pid")));
+    const pid_t shell = parent_of(task);
+    ASSERT_GT(shell, 1);
+    EXPECT_EQ(slurp("/proc/" + std::to_string(shell) + "/cmdline"),
+              std::string("gantry\0job-shell\0", 17));
+    ASSERT_EQ(::kill(shell, SIGKILL), 0);
+    const Json summary = wait(id);
+    EXPECT_EQ(summary.at("state"), "INACTIVE");
+    EXPECT_NE(summary.at("exit_code"), 0);
+    // The job's cores are free again: nothing of it may still run there.
+    EXPECT_TRUE(eventually([&] { return ended(task); }, std::chrono::seconds(5)))
+        << "task " << task << " (sleep 100) outlived its job shell and its job";
+    ::kill(task, SIGKILL);
 }
 
 // --- Restart ---------------------------------------------------------------------
