@@ -8,6 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include <asio/write.hpp>
@@ -47,6 +50,30 @@ Result<shell::Fd> header_file(const Json& header) {
     if (::lseek(fd.get(), 0, SEEK_SET) != 0)
         return system_error("lseek", errno);
     return fd;
+}
+
+// Every process left in session `session` gets SIGKILL. A job shell leads
+// a session of its own and its tasks stay in it (in their own process
+// groups), so when the shell dies without ending them, this finds them;
+// Linux does not reuse a number still naming a session.
+void kill_session(pid_t session) {
+    std::error_code failure;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", failure)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string text;
+        std::getline(stat, text);
+        const auto paren = text.rfind(')');
+        if (paren == std::string::npos)
+            continue;
+        std::istringstream fields(text.substr(paren + 1));
+        std::string state;
+        pid_t parent = 0, group = 0, sid = 0;
+        if (fields >> state >> parent >> group >> sid && sid == session)
+            ::kill(std::stoi(name), SIGKILL);
+    }
 }
 
 }  // namespace
@@ -179,6 +206,7 @@ ShellProcess::~ShellProcess() {
         int status = 0;
         while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
         }
+        kill_session(pid_);
     }
 }
 
@@ -237,6 +265,9 @@ void ShellProcess::finish_if_done() {
     if (ended_ || !socket_done_ || !wait_status_)
         return;
     ended_ = true;
+    // A shell that was killed could not end its tasks: the broker does.
+    if (WIFSIGNALED(*wait_status_))
+        kill_session(pid_);
     handlers_.ended(*wait_status_);
 }
 
