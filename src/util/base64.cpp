@@ -57,8 +57,7 @@ std::string base64_encode(std::string_view bytes) {
 
 Result<std::string> base64_decode(std::string_view text) {
     if (text.size() % 4 != 0)
-        return Error("base64", "length " + std::to_string(text.size()) +
-                                   " is not a multiple of 4");
+        return Error("base64", "length " + std::to_string(text.size()) + " is not a multiple of 4");
     std::string bytes;
     bytes.reserve(text.size() / 4 * 3);
     for (std::size_t i = 0; i < text.size(); i += 4) {

@@ -7,9 +7,13 @@ namespace {
 
 // RFC 4648 section 10.
 TEST(Base64, RfcVectors) {
-    const std::pair<std::string_view, std::string_view> vectors[] = {
-        {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    const std::pair<std::string_view, std::string_view> vectors[] = {{"", ""},
+                                                                     {"f", "Zg=="},
+                                                                     {"fo", "Zm8="},
+                                                                     {"foo", "Zm9v"},
+                                                                     {"foob", "Zm9vYg=="},
+                                                                     {"fooba", "Zm9vYmE="},
+                                                                     {"foobar", "Zm9vYmFy"}};
     for (const auto& [bytes, text] : vectors) {
         EXPECT_EQ(base64_encode(bytes), text);
         EXPECT_EQ(base64_decode(text).value(), bytes);
