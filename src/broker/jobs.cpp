@@ -937,16 +937,6 @@ struct JobManager::Impl {
     Active* running_job(const api::Request& request, JobId id, Responder& responder);
 };
 
-// A method that answers at once: its result, or its error.
-#define GANTRY_ANSWER(responder, expression)         \
-    do {                                             \
-        auto answer_ = (expression);                 \
-        if (answer_)                                 \
-            (responder).result(std::move(*answer_)); \
-        else                                         \
-            (responder).error(answer_.error());      \
-    } while (false)
-
 JobManager::Impl::Active* JobManager::Impl::running_job(const api::Request& request, JobId id,
                                                         Responder& responder) {
     const auto job = active.find(id);
@@ -1207,7 +1197,11 @@ void JobManager::Impl::register_methods() {
             waiters.emplace(*id, std::move(responder));
             return;
         }
-        GANTRY_ANSWER(responder, summary(*id));
+        auto result = summary(*id);
+        if (result)
+            responder.result(*result);
+        else
+            responder.error(result.error());
     });
 
     const Handler purge = [this](const api::Request& request, Responder responder) {
@@ -1363,8 +1357,6 @@ JobManager::Impl::Active* JobManager::Impl::program(const api::Request& request,
     }
     return job;
 }
-
-#undef GANTRY_ANSWER
 
 // --- JobManager ------------------------------------------------------------------
 

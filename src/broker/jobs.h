@@ -32,7 +32,7 @@
 //                                             {"output":[CHUNK...]} and
 //                                             {"events":[EVENT...]} as they come,
 //                                             last SUMMARY (the job is INACTIVE)
-//   job.stdin    {"id","data":BASE64,"eof":bool}  -> {}   (RUN only)
+//   job.stdin    {"id","data":BASE64,"eof":bool}  -> {}   (active jobs; kept until the tasks start)
 //   job.kill     {"id","signal":N}        -> {}   (RUN only; default SIGTERM)
 //   job.cancel   {"id"}                   -> {}   pending: removed; running:
 //                                             SIGTERM, SIGKILL after its kill timeout
