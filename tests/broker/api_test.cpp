@@ -14,7 +14,9 @@
 #include <gtest/gtest.h>
 
 #include "support/other_user.h"
+#include "support/process.h"
 #include "support/raw_peer.h"
+#include "support/scratch.h"
 
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
@@ -190,10 +192,6 @@ TEST(ApiLineBuffer, OverflowsOnlyWithoutANewline) {
 class BrokerTest : public testing::Test {
 protected:
     void SetUp() override {
-        char dir[] = "/tmp/gantry-api-test-XXXXXX";
-        ASSERT_NE(::mkdtemp(dir), nullptr);
-        dir_ = dir;
-        socket_ = dir_ + "/socket";
         broker_.register_method("test.echo", [](const api::Request& request, Responder r) {
             r.result(request.params);
         });
@@ -236,7 +234,6 @@ protected:
         });
         if (loop_thread_.joinable())
             loop_thread_.join();
-        std::filesystem::remove_all(dir_);
     }
 
     std::string uri() const { return "unix://" + socket_; }
@@ -251,8 +248,8 @@ protected:
     Broker broker_{loop_, ::getuid()};
     std::vector<Responder> held_;  // the loop thread's
     std::thread loop_thread_;
-    std::string dir_;
-    std::string socket_;
+    const test::ScratchDir dir_{"gantry-api-test"};
+    const std::string socket_ = dir_ / "socket";
 };
 
 using test::RawPeer;
@@ -316,13 +313,11 @@ TEST_F(BrokerTest, RepliesReadTogetherAreBufferedForReceive) {
     ASSERT_TRUE(first.ok() && second.ok());
     EXPECT_EQ(*second, *first + 1);
     // Wait until both replies are on the socket, so that one read takes both.
-    for (int i = 0; i < 500; ++i) {
+    const int both = static_cast<int>(std::strlen("{\"id\":1,\"result\":{\"n\":1}}\n") * 2);
+    ASSERT_TRUE(test::eventually([&] {
         int queued = 0;
-        if (::ioctl(client.native_handle(), FIONREAD, &queued) == 0 &&
-            queued == static_cast<int>(std::strlen("{\"id\":1,\"result\":{\"n\":1}}\n") * 2))
-            break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+        return ::ioctl(client.native_handle(), FIONREAD, &queued) == 0 && queued == both;
+    }));
     const auto one = client.receive();
     ASSERT_TRUE(one.ok()) << one.error().str();
     EXPECT_EQ(one->id, *first);
@@ -468,7 +463,7 @@ TEST_F(BrokerTest, PeerOfAnotherUidIsRefused) {
         GTEST_SKIP() << "needs root to become another uid";
     // Open the way to the socket, which the instance keeps in a 0700
     // directory, so that only the credentials check stands.
-    ::chmod(dir_.c_str(), 0755);
+    ::chmod(dir_.path().c_str(), 0755);
     ::chmod(socket_.c_str(), 0777);
     EXPECT_EQ(test::connect_as_nobody(socket_),
               "{\"error\":{\"message\":\"gantry: instance of uid 0: connection refused for uid "

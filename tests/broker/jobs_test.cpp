@@ -29,7 +29,9 @@
 
 #include "broker/api.h"
 #include "support/other_user.h"
+#include "support/process.h"
 #include "support/run_command.h"
+#include "support/scratch.h"
 #include "util/base64.h"
 #include "util/json.h"
 
@@ -37,6 +39,10 @@ namespace gantry {
 namespace {
 
 using api::Client;
+using test::ended;
+using test::eventually;
+using test::exists;
+using test::read_file;
 using Clock = std::chrono::steady_clock;
 using JobId = std::uint64_t;
 using Strings = std::vector<std::string>;
@@ -55,39 +61,8 @@ double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-template <class Condition>
-bool eventually(Condition condition, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-    const auto deadline = Clock::now() + limit;
-    while (Clock::now() < deadline) {
-        if (condition())
-            return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return condition();
-}
-
-bool exists(const std::string& path) {
-    struct stat status {};
-    return ::lstat(path.c_str(), &status) == 0;
-}
-
 void touch_file(const std::string& path) {
     std::ofstream(path) << "";
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// A process that has exited (gone, or a zombie not reaped yet).
-bool ended(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text;
-    if (!std::getline(stat, text))
-        return true;
-    const auto paren = text.rfind(')');
-    return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
 }
 
 // `seq 1 N` as it prints.
@@ -243,9 +218,6 @@ private:
 class Jobs : public testing::Test {
 protected:
     void SetUp() override {
-        char path[] = "/tmp/gantry-jobs-api-XXXXXX";
-        ASSERT_NE(::mkdtemp(path), nullptr);
-        dir_ = path;
         host_ = host_name();
         const auto R =
             test::run_gantry({"R", "encode", "--ranks", "0", "--cores", "0-1", "--hosts", host_});
@@ -253,13 +225,9 @@ protected:
         std::ofstream(resources()) << R.out;
         start();
     }
-    void TearDown() override {
-        instance_.reset();
-        std::error_code ignored;
-        std::filesystem::remove_all(dir_, ignored);
-    }
+    void TearDown() override { instance_.reset(); }
 
-    std::string file(const std::string& name) const { return dir_ + "/" + name; }
+    std::string file(const std::string& name) const { return dir_ / name; }
     std::string resources() const { return file("R.json"); }
     std::string state_dir() const { return file("state"); }
     void start() {
@@ -273,7 +241,7 @@ protected:
     // A jobspec of `command` in `ntasks` tasks, run in the test's directory
     // with PATH alone.
     Json jobspec(const Strings& command, int ntasks = 1, Json attributes = Json::object()) const {
-        attributes["cwd"] = dir_;
+        attributes["cwd"] = dir_.path();
         attributes["environment"] = {{"PATH", kPath}};
         return {{"version", 1},
                 {"apps", Json::array({Json{{"command", command}, {"ntasks", ntasks}}})},
@@ -328,7 +296,7 @@ protected:
         return "gantry: task " + std::to_string(rank) + " (" + host_ + ") " + what + "\n";
     }
 
-    std::string dir_;
+    test::ScratchDir dir_{"gantry-jobs-api"};
     std::string host_;
     std::optional<Instance> instance_;
 };
@@ -376,7 +344,7 @@ TEST_F(Jobs, SubmitWaitInfoAndOutput) {
     EXPECT_EQ(job.at("task_exits"),
               Json::parse(R"([{"rank":0,"wait_status":0},{"rank":1,"wait_status":0}])"));
     EXPECT_EQ(job.at("jobspec").at("apps").at(0).at("command"), Json::array({"sh", "-c", script}));
-    EXPECT_EQ(job.at("jobspec").at("attributes").at("cwd"), dir_);
+    EXPECT_EQ(job.at("jobspec").at("attributes").at("cwd"), dir_.path());
     for (const char* key : {"id", "name", "state", "urgency", "userid", "submit_time", "state_time",
                             "ntasks", "exit_code", "exception"})
         EXPECT_EQ(job.at(key), summary.at(key)) << key;
@@ -785,11 +753,11 @@ pid_t parent_of(pid_t pid) {
 TEST_F(Jobs, TasksDoNotOutliveTheirShell) {
     const JobId id = submit(sh("echo $$ > task.pid; exec sleep 100"));
     ASSERT_TRUE(started(id));
-    ASSERT_TRUE(eventually([&] { return !slurp(file("task.pid")).empty(); }));
-    const pid_t task = std::stoi(slurp(file("task.pid")));
+    ASSERT_TRUE(eventually([&] { return !read_file(file("task.pid")).empty(); }));
+    const pid_t task = std::stoi(read_file(file("task.pid")));
     const pid_t shell = parent_of(task);
     ASSERT_GT(shell, 1);
-    EXPECT_EQ(slurp("/proc/" + std::to_string(shell) + "/cmdline"),
+    EXPECT_EQ(read_file("/proc/" + std::to_string(shell) + "/cmdline"),
               std::string("gantry\0job-shell\0", 17));
     ASSERT_EQ(::kill(shell, SIGKILL), 0);
     const Json summary = wait(id);
@@ -807,8 +775,8 @@ TEST_F(Jobs, RestartAfterTheBrokerWasKilled) {
     const JobId running = submit(sh("echo $$ > task.pid; exec sleep 100"));
     const JobId held = submit(jobspec({"echo", "after"}, 1, {{"urgency", 0}}));
     ASSERT_TRUE(started(running));
-    ASSERT_TRUE(eventually([&] { return !slurp(file("task.pid")).empty(); }));
-    const pid_t task = std::stoi(slurp(file("task.pid")));
+    ASSERT_TRUE(eventually([&] { return !read_file(file("task.pid")).empty(); }));
+    const pid_t task = std::stoi(read_file(file("task.pid")));
     ASSERT_FALSE(ended(task));
     EXPECT_EQ(state(held), "SCHED");
 
@@ -882,7 +850,7 @@ TEST_F(Jobs, SubmitFromAnotherUidNeverReachesTheManager) {
         GTEST_SKIP() << "needs root to become another uid";
     // Open the way to the socket (the instance keeps it in a 0700
     // directory), so that only the broker's check of the peer stands.
-    ::chmod(dir_.c_str(), 0755);
+    ::chmod(dir_.path().c_str(), 0755);
     ::chmod(state_dir().c_str(), 0755);
     ::chmod(instance().socket().c_str(), 0777);
     const std::string refused = "gantry: instance of uid 0: connection refused for uid 65534";

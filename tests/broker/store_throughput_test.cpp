@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/scratch.h"
+
 namespace gantry {
 namespace {
 
@@ -40,9 +42,8 @@ double seconds_since(Clock::time_point start) {
 }
 
 TEST(StoreThroughput, AppendsOutputIn64KiBChunks) {
-    std::string pattern = (fs::temp_directory_path() / "gantry-store-bench-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    const fs::path dir = pattern;
+    const test::ScratchDir scratch("gantry-store-bench");
+    const fs::path dir = scratch.path();
     const std::size_t mib = total_mib();
     const std::size_t chunks = mib * 1024 * 1024 / kChunk;
 
@@ -105,14 +106,12 @@ TEST(StoreThroughput, AppendsOutputIn64KiBChunks) {
             " (%zu chunks), read back %.2f s = %.0f MiB/s\n",
             mib, buffer / 1024, append_s, mib / append_s, chunks, read_s, mib / read_s);
     }
-    fs::remove_all(dir);
 }
 
 // Output as lines of 128 bytes: what buffering saves on small chunks.
 TEST(StoreThroughput, AppendsOutputInLines) {
-    std::string pattern = (fs::temp_directory_path() / "gantry-store-bench-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    const fs::path dir = pattern;
+    const test::ScratchDir scratch("gantry-store-bench");
+    const fs::path dir = scratch.path();
     constexpr std::size_t kLine = 128;
     constexpr std::size_t kLines = 4096;  // 512 KiB
     std::string line(kLine - 1, 'x');
@@ -137,15 +136,13 @@ TEST(StoreThroughput, AppendsOutputInLines) {
             kLines, kLine, buffer / 1024, seconds, kLines / seconds,
             kLines * kLine / 1048576.0 / seconds);
     }
-    fs::remove_all(dir);
 }
 
 // Small writes: each event its own transaction, as the job manager appends
 // them one at a time.
 TEST(StoreThroughput, AppendsEventsOneAtATime) {
-    std::string pattern = (fs::temp_directory_path() / "gantry-store-bench-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    const fs::path dir = pattern;
+    const test::ScratchDir scratch("gantry-store-bench");
+    const fs::path dir = scratch.path();
     constexpr int kJobs = 500;
     constexpr int kEventsPerJob = 8;  // submit, then 7 more
     {
@@ -168,7 +165,6 @@ TEST(StoreThroughput, AppendsEventsOneAtATime) {
             kJobs, kEventsPerJob, seconds, kJobs * kEventsPerJob / seconds,
             fs::file_size(dir / "events.db-wal") / 1048576.0);
     }
-    fs::remove_all(dir);
 }
 
 }  // namespace

@@ -26,7 +26,9 @@
 #include "support/other_user.h"
 #include "support/raw_peer.h"
 
+#include "support/process.h"
 #include "support/run_command.h"
+#include "support/scratch.h"
 
 namespace gantry::test {
 namespace {
@@ -57,47 +59,6 @@ mode_t mode_of(const std::string& path) {
     struct stat status {};
     return ::stat(path.c_str(), &status) == 0 ? status.st_mode & 07777 : 0;
 }
-
-bool exists(const std::string& path) {
-    struct stat status {};
-    return ::lstat(path.c_str(), &status) == 0;
-}
-
-// A process that has exited (gone, or a zombie nobody has reaped yet).
-bool ended(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text;
-    if (!std::getline(stat, text))
-        return true;
-    const auto paren = text.rfind(')');
-    return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
-}
-
-template <class Condition>
-bool eventually(Condition condition) {
-    for (int i = 0; i < 500; ++i) {
-        if (condition())
-            return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return condition();
-}
-
-// A scratch directory for one test, removed at its end.
-class ScratchDir {
-public:
-    ScratchDir() {
-        char path[] = "/tmp/gantry-start-test-XXXXXX";
-        if (::mkdtemp(path) != nullptr)
-            path_ = path;
-    }
-    ~ScratchDir() { std::filesystem::remove_all(path_); }
-    const std::string& path() const { return path_; }
-    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-    std::string path_;
-};
 
 // A daemon started with --state-dir, shut down at the end of the test if
 // the test did not.

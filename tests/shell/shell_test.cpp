@@ -27,9 +27,12 @@
 
 #include "pmi/server.h"
 #include "support/run_command.h"
+#include "support/scratch.h"
 
 namespace gantry::shell {
 namespace {
+
+using test::read_file;
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -228,28 +231,6 @@ std::vector<std::string> sorted_lines(const std::string& text) {
     return lines;
 }
 
-// A fresh directory for a test's files, removed after it.
-class TempDir {
-public:
-    TempDir() {
-        char name[] = "/tmp/gantry-shell-test-XXXXXX";
-        path_ = mkdtemp(name);
-    }
-    ~TempDir() { std::filesystem::remove_all(path_); }
-    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-    const std::string& path() const { return path_; }
-
-private:
-    std::string path_;
-};
-
-std::string read_file(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    std::ostringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
-
 void write_file(const std::string& path, const std::string& text, mode_t mode) {
     std::ofstream(path, std::ios::binary) << text;
     chmod(path.c_str(), mode);
@@ -297,7 +278,7 @@ TEST(ShellExit, KillOnBadExitEndsSleepingPeer) {
 // Two apps whose commands cannot run, and a third whose task would leave a
 // mark if anything started.
 TEST(ShellExit, CommandsThatCannotRunStopEverythingOncePerApp) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     write_file(dir / "c", "#!/bin/sh\n", 0644);
     Job job = sh_job({"touch started", "true"});
     job.tasks[0].cwd = dir.path();
@@ -322,7 +303,7 @@ TEST(ShellExit, CommandsThatCannotRunStopEverythingOncePerApp) {
 }
 
 TEST(ShellExit, CommandNotExecutableIs126) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     write_file(dir / "c", "#!/bin/sh\n", 0644);
     Job job = sh_job({"true"});
     job.tasks[0].argv = {dir / "c"};
@@ -333,7 +314,7 @@ TEST(ShellExit, CommandNotExecutableIs126) {
 }
 
 TEST(ShellExit, CommandSearchedInTheTasksPath) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     write_file(dir / "hello", "#!/bin/sh\necho hello from $0\n", 0755);
     Job job = sh_job({"true"});
     job.tasks[0].argv = {"hello"};
@@ -351,7 +332,7 @@ TEST(ShellExit, CommandSearchedInTheTasksPath) {
 // Found and executable, but execve refuses it: reported as the start of
 // the job fails, after the tasks before it were started and are killed.
 TEST(ShellExit, ExecFailureEndsTheJob) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     write_file(dir / "bad",
                std::string("\x7f"
                            "ELF garbage",
@@ -429,7 +410,7 @@ TEST(ShellTask, OwnProcessGroup) {
 // The shell raises its own soft limit of open files for its pipes; its
 // tasks get the one it started with.
 TEST(ShellTask, DirectoryUmaskAndLimits) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     Job job = sh_job({"pwd; umask; ulimit -n; ulimit -S -c"});
     job.tasks[0].cwd = dir.path();
     job.umask = 027;
@@ -642,7 +623,7 @@ TEST(ShellOutput, StderrStaysOnStderr) {
 
 // The task writes half a line and waits for the test to see it.
 TEST(ShellOutput, UnbufferedPassesBytesOnAsTheyCome) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     Job job = sh_job(
         {"printf ab; while [ ! -e " + (dir / "go") + " ]; do sleep 0.01; done; printf 'cd\\nef'"});
     job.output.unbuffered = true;
@@ -656,7 +637,7 @@ TEST(ShellOutput, UnbufferedPassesBytesOnAsTheyCome) {
 }
 
 TEST(ShellOutput, FilePerTask) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     Job job = sh_job({"echo out0; echo err0 >&2", "echo out1; echo err1 >&2"});
     job.output.output_template = dir / "out-{{id}}-{{node}}-{{taskid}}.txt";
     job.output.error_template = dir / "err-{{taskid}}.txt";
@@ -670,7 +651,7 @@ TEST(ShellOutput, FilePerTask) {
 }
 
 TEST(ShellOutput, OutputAloneTakesStderrToo) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     write_file(dir / "out-1.txt", "old contents, longer than the new\n", 0644);
     Job job = sh_job({"echo out0; echo err0 >&2", "echo out1; echo err1 >&2"});
     job.output.output_template = dir / "out-{{taskid}}.txt";
@@ -687,7 +668,7 @@ TEST(ShellOutput, OutputAloneTakesStderrToo) {
 }
 
 TEST(ShellOutput, SharedFileGetsWholeLines) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     std::vector<std::string> scripts;
     for (std::uint32_t rank = 0; rank < 4; ++rank)
         scripts.push_back("yes " + rank_line(rank) + " | head -n 20000");
@@ -699,7 +680,7 @@ TEST(ShellOutput, SharedFileGetsWholeLines) {
 }
 
 TEST(ShellOutput, FileThatCannotOpenStopsEverything) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     Job job = sh_job({"touch " + (dir / "started")});
     job.output.error_template = "/nonexistent/err-{{taskid}}";
     const Outcome outcome = run_job(job);
@@ -787,7 +768,7 @@ TEST(ShellInput, ReceiverThatLeavesIsDropped) {
 }
 
 TEST(ShellInput, FromAFile) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     write_file(dir / "in", "from a file\n", 0644);
     Job job = sh_job({"cat", "cat"});
     job.input.source = Input::Source::File;

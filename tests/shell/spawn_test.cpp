@@ -10,14 +10,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/scratch.h"
+
 namespace gantry::shell {
 namespace {
 
 class FindCommand : public testing::Test {
 protected:
     void SetUp() override {
-        char name[] = "/tmp/gantry-spawn-test-XXXXXX";
-        dir_ = mkdtemp(name);
         std::filesystem::create_directories(dir_ + "/bin1");
         std::filesystem::create_directories(dir_ + "/bin2/dir");
         file("bin1/plain", 0644);
@@ -26,12 +26,12 @@ protected:
         file("bin2/tool", 0755);
         file("bin1/locked", 0644);
     }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
     void file(const std::string& name, mode_t mode) {
         std::ofstream(dir_ + "/" + name) << "#!/bin/sh\n";
         chmod((dir_ + "/" + name).c_str(), mode);
     }
-    std::string dir_;
+    const test::ScratchDir scratch_{"gantry-spawn-test"};
+    const std::string dir_ = scratch_.path();
 };
 
 TEST_F(FindCommand, SearchPath) {

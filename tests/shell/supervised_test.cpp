@@ -25,9 +25,12 @@
 
 #include "shell/records.h"
 #include "shell/shell.h"
+#include "support/scratch.h"
 
 namespace gantry::shell {
 namespace {
+
+using test::read_file;
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -280,27 +283,6 @@ const Record* exit_record(const std::vector<Record>& list, std::uint32_t rank) {
     return nullptr;
 }
 
-// A fresh directory for a test's files, removed after it.
-class TempDir {
-public:
-    TempDir() {
-        char name[] = "/tmp/gantry-supervised-test-XXXXXX";
-        path_ = mkdtemp(name);
-    }
-    ~TempDir() { std::filesystem::remove_all(path_); }
-    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-    std::string path_;
-};
-
-std::string read_file(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    std::ostringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
-
 // `size` bytes of every value, newlines among them, none repeating soon.
 std::string pattern(std::size_t size) {
     std::string bytes(size, '\0');
@@ -370,7 +352,7 @@ TEST(Supervised, CommandNotFoundIsAMessageAndNothingStarts) {
 }
 
 TEST(Supervised, OutputFileIsWrittenNotSent) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     Job job = sh_job({"echo o; echo e >&2", "echo o"});
     job.output.output_template = dir / "out-{{taskid}}";
     job.output.label = true;  // files are labelled as ever
@@ -382,7 +364,7 @@ TEST(Supervised, OutputFileIsWrittenNotSent) {
 }
 
 TEST(Supervised, ErrorFileAloneLeavesStdoutToRecords) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     Job job = sh_job({"echo o; echo e >&2"});
     job.output.error_template = dir / "err";
     SupervisedShell shell(job);
@@ -412,7 +394,7 @@ TEST(Supervised, BufferedPiecesMakeOneLine) {
 }
 
 TEST(Supervised, OneMegabyteArrivesExactAndInOrder) {
-    const TempDir dir;
+    const test::ScratchDir dir;
     const std::string bytes = pattern(1000000);
     std::ofstream(dir / "data", std::ios::binary) << bytes;
     SupervisedShell shell(sh_job({"cat " + dir / "data"}));
@@ -425,7 +407,7 @@ TEST(Supervised, OneMegabyteArrivesExactAndInOrder) {
 
 TEST(Supervised, SlowBrokerLosesNothing) {
     // More than the socket's queue holds: the task waits for the broker.
-    const TempDir dir;
+    const test::ScratchDir dir;
     const std::string bytes = pattern(3 << 20);
     std::ofstream(dir / "data", std::ios::binary) << bytes;
     SupervisedShell shell(sh_job({"cat " + dir / "data", "cat " + dir / "data" + " >&2"}));
