@@ -18,6 +18,7 @@
 #include "cli/attach.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
+#include "cli/run_options.h"
 #include "formats/jobspec.h"
 #include "util/duration.h"
 
@@ -68,7 +69,7 @@ struct Request {
     bool exclusive = false;
     std::string time_limit;
     std::string name;
-    int urgency = Jobspec::kUrgencyDefault;
+    std::string urgency = "default";
     std::optional<std::string> uri;
     std::vector<std::string> command;
 };
@@ -85,8 +86,13 @@ void add_request_options(CLI::App& app, Request& request) {
                    "The child instance is terminated after DURATION (30s, 5m, 1h)")
         ->type_name("DURATION");
     app.add_option("--job-name", request.name, "The job's name in the parent's list");
-    app.add_option("--urgency", request.urgency, "0 (held) to 31 (first); default 16")
-        ->check(CLI::Range(0, 31));
+    app.add_option("--urgency", request.urgency,
+                   "0 (held) to 31 (first), or hold, default, expedite; default 16")
+        ->check(CLI::Validator(
+            [](const std::string& text) {
+                return urgency_of(text) ? "" : "not 0-31, hold, default or expedite";
+            },
+            "URGENCY"));
     add_uri_option(app, request.uri);
 }
 
@@ -125,7 +131,7 @@ Result<Jobspec> child_jobspec(std::string_view domain, const Request& request,
                            : command.empty()
                                ? std::string(domain)
                                : std::filesystem::path(command[0]).filename().string();
-    spec.attributes.urgency = request.urgency;
+    spec.attributes.urgency = urgency_of(request.urgency).value_or(Jobspec::kUrgencyDefault);
     std::error_code failure;
     spec.attributes.cwd = std::filesystem::current_path(failure).string();
     for (char** entry = environ; *entry; ++entry) {

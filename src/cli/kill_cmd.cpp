@@ -15,6 +15,7 @@
 
 #include "cli/command.h"
 #include "cli/instance_client.h"
+#include "cli/run_options.h"
 #include "formats/jobspec.h"
 
 namespace gantry::cli {
@@ -127,22 +128,10 @@ Result<int> parse_signal(std::string_view text) {
                              std::to_string(NSIG - 1) + ")");
 }
 
-// An urgency: 0-31, or hold, default, expedite as flux names them.
 Result<int> parse_urgency(std::string_view text) {
-    if (text == "hold")
-        return Jobspec::kUrgencyHold;
-    if (text == "default")
-        return Jobspec::kUrgencyDefault;
-    if (text == "expedite")
-        return Jobspec::kUrgencyExpedite;
-    int urgency = -1;
-    const char* end = text.data() + text.size();
-    if (const auto [ptr, ec] = std::from_chars(text.data(), end, urgency);
-        ec != std::errc() || ptr != end || urgency < Jobspec::kUrgencyHold ||
-        urgency > Jobspec::kUrgencyExpedite)
-        return Error("urgency",
-                     "bad urgency " + quote(text) + " (0-31, hold, default or expedite)");
-    return urgency;
+    if (const auto urgency = urgency_of(text))
+        return *urgency;
+    return Error("urgency", "bad urgency " + quote(text) + " (0-31, hold, default or expedite)");
 }
 
 // The ID... positional of kill, cancel and purge.

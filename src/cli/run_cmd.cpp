@@ -88,7 +88,7 @@ Scheduling options (inside an instance only):
   -c, --cores-per-task N cores of each task's slot (default 1)
   -g, --gpus-per-task N  GPUs of each task's slot (default 0)
   --exclusive            allocate whole nodes
-  --urgency N            0 (hold) to 31 (expedite); default 16
+  --urgency N            0 (hold) to 31 (expedite), or hold/default/expedite; default 16
   --begin-time WHEN      not before +DURATION from now (+10m) or seconds since
                          the epoch
   --dependency TYPE:ID   start after job ID: afterok, afterany or afternotok;

@@ -348,10 +348,10 @@ Status Parser::apply_scheduling_option(std::string_view option, const std::strin
     } else if (option == "--exclusive") {
         resources.exclusive = true;
     } else if (option == "--urgency") {
-        const auto urgency = integer_of(value, Jobspec::kUrgencyHold, Jobspec::kUrgencyExpedite);
+        const auto urgency = urgency_of(value);
         if (!urgency)
-            return error_in("--urgency needs an integer from 0 (hold) to 31 (expedite)", value);
-        spec().attributes.urgency = static_cast<int>(*urgency);
+            return error_in("--urgency needs 0-31, hold, default or expedite", value);
+        spec().attributes.urgency = *urgency;
     } else if (option == "--begin-time") {
         return set_begin_time(value);
     } else {
@@ -464,6 +464,19 @@ Result<RunCommand> Parser::parse(int argc, char** argv) {
 
 Result<RunCommand> parse_run_command(std::string_view command, int argc, char** argv) {
     return Parser(command).parse(argc, argv);
+}
+
+std::optional<int> urgency_of(std::string_view text) {
+    if (text == "hold")
+        return Jobspec::kUrgencyHold;
+    if (text == "default")
+        return Jobspec::kUrgencyDefault;
+    if (text == "expedite")
+        return Jobspec::kUrgencyExpedite;
+    const auto urgency = integer_of(text, Jobspec::kUrgencyHold, Jobspec::kUrgencyExpedite);
+    if (!urgency)
+        return std::nullopt;
+    return static_cast<int>(*urgency);
 }
 
 }  // namespace gantry::cli

@@ -4,6 +4,7 @@
 // broker work from (docs/jobspec.md says which option fills which key).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +42,10 @@ struct RunCommand {
 // else the base name of app 0's program), and begin_time in seconds since
 // the epoch (`--begin-time +5m` counts from now).
 Result<RunCommand> parse_run_command(std::string_view command, int argc, char** argv);
+
+// An urgency as a user writes it (--urgency, `gantry urgency`): 0-31, or
+// hold (0), default (16) or expedite (31) as Flux names them; nullopt for
+// anything else.
+std::optional<int> urgency_of(std::string_view text);
 
 }  // namespace gantry::cli

@@ -28,7 +28,7 @@ Instance options:
   -g, --gpus-per-task N  GPUs of each task's slot (default 0)
   --exclusive            allocate whole nodes
   --job-name NAME        the job's name (default: its first program's)
-  --urgency N            0 (hold) to 31 (expedite); default 16
+  --urgency N            0 (hold) to 31 (expedite), or hold/default/expedite; default 16
   --begin-time WHEN      not before +DURATION from now (+10m) or seconds since
                          the epoch
   --dependency TYPE:ID   start after job ID: afterok, afterany or afternotok;

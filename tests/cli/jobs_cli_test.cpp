@@ -23,7 +23,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/process.h"
 #include "support/run_command.h"
+#include "support/scratch.h"
 
 namespace gantry::test {
 namespace {
@@ -52,54 +54,6 @@ std::string user_name() {
 }
 
 const std::string kUid = std::to_string(::getuid());
-
-bool exists(const std::string& path) {
-    struct stat status {};
-    return ::stat(path.c_str(), &status) == 0;
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// A process that has exited (gone, or a zombie nobody has reaped yet).
-bool ended(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text;
-    if (!std::getline(stat, text))
-        return true;
-    const auto paren = text.rfind(')');
-    return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
-}
-
-template <class Condition>
-bool eventually(Condition condition) {
-    for (int i = 0; i < 1000; ++i) {
-        if (condition())
-            return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return condition();
-}
-
-// A scratch directory, removed at the end of the test.
-class ScratchDir {
-public:
-    ScratchDir() {
-        char path[] = "/tmp/gantry-jobs-test-XXXXXX";
-        if (::mkdtemp(path) != nullptr)
-            path_ = path;
-    }
-    ~ScratchDir() {
-        std::error_code ignored;  // never a throw from a destructor
-        std::filesystem::remove_all(path_, ignored);
-    }
-    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
-private:
-    std::string path_;
-};
 
 // A command started in the background (not through a shell, so that SIGINT
 // is not ignored), its output in files; finish() waits for it.
@@ -132,6 +86,8 @@ public:
         }
     }
     void signal(int number) const { ::kill(pid_, number); }
+    // Whether the command has its handler for `number` in place yet.
+    bool catches(int number) const { return test::catches(pid_, number); }
     std::string out() const { return read_file(out_); }
 
     CommandResult finish() {
@@ -322,9 +278,10 @@ TEST_F(JobsCli, AttachWhileRunningForwardsStdinAndItsEnd) {
 }
 
 TEST_F(JobsCli, AttachFollowsAJobThatIsStillToRun) {
-    const std::string id = submit({"--urgency", "0", "sh", "-c", "echo late; exit 5"});
+    const std::string id = submit({"--urgency", "hold", "sh", "-c", "echo late; exit 5"});
     Background attach(command({"attach", id}), dir_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Its signal handlers are in place once it follows the job.
+    ASSERT_TRUE(eventually([&] { return attach.catches(SIGINT); }));
     expect({"urgency", id, "default"}, "", "", 0);
     const auto result = attach.finish();
     EXPECT_EQ(result.out, "late\n");
@@ -343,7 +300,7 @@ TEST_F(JobsCli, AttachForwardsSignals) {
     const std::string id = trapping_job(ready);
     ASSERT_TRUE(eventually([&] { return exists(ready); }));
     Background attach(command({"attach", "--no-stdin", id}), dir_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(eventually([&] { return attach.catches(SIGUSR1); }));
     attach.signal(SIGUSR1);
     const auto result = attach.finish();
     EXPECT_EQ(result.out, "got USR1\n");
@@ -354,7 +311,7 @@ TEST_F(JobsCli, AttachSigtermEndsTheJob) {
     const std::string id = submit({"sleep", "60"});
     ASSERT_TRUE(eventually([&] { return state(id) == "RUN"; }));
     Background attach(command({"attach", id}), dir_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(eventually([&] { return attach.catches(SIGTERM); }));
     attach.signal(SIGTERM);
     const auto result = attach.finish();
     EXPECT_EQ(result.exit_code, 143) << result.err;
@@ -366,7 +323,7 @@ TEST_F(JobsCli, CtrlCTwiceDetachesAndTheJobGoesOn) {
     const std::string id = trapping_job(ready);
     ASSERT_TRUE(eventually([&] { return exists(ready); }));
     Background attach(command({"attach", id}), dir_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(eventually([&] { return attach.catches(SIGINT); }));
     attach.signal(SIGINT);
     // The first one reaches the job.
     ASSERT_TRUE(eventually([&] { return attach.out() == "got INT\n"; })) << attach.out();

@@ -103,6 +103,13 @@ TEST(ParseRunCommand, SchedulingOptions) {
     ASSERT_TRUE(absolute) << absolute.error().str();
     EXPECT_EQ(absolute->jobspec.attributes.begin_time, 1700000000.5);
     EXPECT_EQ(absolute->jobspec.attributes.urgency, 0);
+    // Flux's names for three urgencies.
+    for (const auto& [name, urgency] :
+         {std::pair{"hold", 0}, std::pair{"default", 16}, std::pair{"expedite", 31}}) {
+        const auto named = parse("submit", {"--urgency", name, "x"});
+        ASSERT_TRUE(named) << named.error().str();
+        EXPECT_EQ(named->jobspec.attributes.urgency, urgency) << name;
+    }
 }
 
 TEST(ParseRunCommand, LaunchOptionsAndSpellings) {
@@ -202,7 +209,7 @@ TEST(ParseRunCommand, BadCommandLinesGiveOneMessage) {
         {"run", {"-g", "x1", "x"}, "run: -g needs a GPU count in \"x1\""},
         {"run",
          {"--urgency", "32", "x"},
-         "run: --urgency needs an integer from 0 (hold) to 31 (expedite) in \"32\""},
+         "run: --urgency needs 0-31, hold, default or expedite in \"32\""},
         {"run",
          {"--begin-time", "+5x", "x"},
          "run: --begin-time takes +DURATION (+30s, +5m, +1h) or seconds since the epoch in "
