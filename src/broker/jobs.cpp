@@ -155,6 +155,36 @@ ResourceSet held_part(const JobMap& map, const ResourceSet& R) {
     return held;
 }
 
+// One exec's task map and the ranks of R it was mapped onto (its node k is
+// the k-th of them).
+struct ExecMap {
+    TaskMap map;
+    IdSet ranks;
+};
+
+// The task map of a job's execs together, in the order they ran. RFC 34
+// numbers a job's nodes by their place among its ranks; a program's R
+// changes as it grows and shrinks, so here the ranks are all those any of
+// its execs was mapped onto.
+TaskMap combined_task_map(const std::vector<ExecMap>& execs) {
+    if (execs.size() == 1)
+        return execs.front().map;
+    IdSet all;
+    for (const ExecMap& exec : execs)
+        all |= exec.ranks;
+    TaskMap combined;
+    for (const ExecMap& exec : execs)
+        for (const TaskMap::Block& block : exec.map.blocks())
+            for (std::uint32_t pass = 0; pass < block.repeat; ++pass)
+                for (std::uint32_t k = 0; k < block.nnodes; ++k) {
+                    const auto rank = exec.ranks.nth(block.nodeid + k);
+                    const auto node = rank ? all.index_of(*rank) : std::nullopt;
+                    if (node)  // always: the map's nodes are the ranks it was given
+                        (void)combined.append(static_cast<TaskMap::NodeId>(*node), 1, block.ppn);
+                }
+    return combined;
+}
+
 std::uint64_t ntasks_of_record(const JobRecord& record) {
     if (record.taskmap)
         if (auto map = TaskMap::parse(*record.taskmap); map && !map->empty())
@@ -192,6 +222,7 @@ struct JobManager::Impl {
         bool terminating = false;
         std::vector<Jobspec::App> pending_apps;    // mapped, not executed yet
         std::vector<std::unique_ptr<Exec>> execs;  // shells running
+        std::vector<ExecMap> exec_maps;            // of every exec so far, in order
         std::uint32_t next_rank = 0;               // of the next exec's first task
         std::optional<int> finish_status;          // the first failing exec's, else the last's
         std::vector<TaskExit> task_exits;
@@ -519,9 +550,9 @@ struct JobManager::Impl {
         if (!map)
             return map.error();  // the apps are dropped: the caller maps again
         const auto ntasks = static_cast<std::uint32_t>(map->tasks.size());
-        const std::string taskmap = task_map(*map).to_json();
-        if (job.next_rank == 0)  // the record keeps the first exec's
-            check(store.set_taskmap(job.id, taskmap));
+        const TaskMap exec_map = task_map(*map);
+        job.exec_maps.push_back({exec_map, free.ranks()});
+        check(store.set_taskmap(job.id, combined_task_map(job.exec_maps).to_json()));
         const Json header = {{"id", std::to_string(job.id)},
                              {"jobspec", placed.to_json()},
                              {"R", free.to_json()},
@@ -553,7 +584,8 @@ struct JobManager::Impl {
         job.next_rank += ntasks;
         if (job.manual)
             post_event(job, "exec",
-                       {{"ranks", ranks.encode()}, {"taskmap", *parse_json("taskmap", taskmap)}});
+                       {{"ranks", ranks.encode()},
+                        {"taskmap", *parse_json("taskmap", exec_map.to_json())}});
         ShellProcess& process = *run->process;
         job.execs.push_back(std::move(run));
         if (!job.early_stdin.empty())
@@ -933,12 +965,29 @@ struct JobManager::Impl {
     // --- Methods -------------------------------------------------------------
 
     void register_methods();
-    Active* program(const api::Request& request, JobId id, Responder& responder);
-    Active* running_job(const api::Request& request, JobId id, Responder& responder);
+    // Registers a method, under each of `names`, whose params name a job
+    // ("id"): `handle(id, request, responder)` runs once the id is read.
+    template <class Handle>
+    void register_job_method(std::initializer_list<const char*> names, Handle handle) {
+        for (const char* name : names)
+            broker.register_method(
+                name, [this, handle](const api::Request& request, Responder responder) {
+                    const auto id = id_param(request);
+                    if (!id) {
+                        responder.error(id.error());
+                        return;
+                    }
+                    handle(*id, request, std::move(responder));
+                });
+    }
+    // The job `id`, if not yet INACTIVE; otherwise answers the error and
+    // returns null. program(): the same, and the job must be one made by
+    // job.new and not ending.
+    Active* running_job(JobId id, Responder& responder);
+    Active* program(JobId id, Responder& responder);
 };
 
-JobManager::Impl::Active* JobManager::Impl::running_job(const api::Request& request, JobId id,
-                                                        Responder& responder) {
+JobManager::Impl::Active* JobManager::Impl::running_job(JobId id, Responder& responder) {
     const auto job = active.find(id);
     if (job == active.end()) {
         if (store.job(id))
@@ -947,7 +996,6 @@ JobManager::Impl::Active* JobManager::Impl::running_job(const api::Request& requ
             responder.error(no_such_job(id));
         return nullptr;
     }
-    (void)request;
     return &job->second;
 }
 
@@ -1005,15 +1053,10 @@ void JobManager::Impl::register_methods() {
         responder.result({{"jobs", std::move(jobs)}});
     });
 
-    const Handler info = [this](const api::Request& request, Responder responder) {
-        auto id = id_param(request);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        auto record = store.job(*id);
+    const auto info = [this](JobId id, const api::Request&, Responder responder) {
+        auto record = store.job(id);
         if (!record) {
-            responder.error(no_such_job(*id));
+            responder.error(no_such_job(id));
             return;
         }
         Json info = summary(*record);
@@ -1022,45 +1065,38 @@ void JobManager::Impl::register_methods() {
         info["taskmap"] =
             record->taskmap ? *parse_json("taskmap", *record->taskmap) : Json(nullptr);
         Json eventlog = Json::array();
-        if (auto events = store.events(*id))
+        if (auto events = store.events(id))
             for (const JobEvent& event : *events)
                 eventlog.push_back(event_json(event));
         info["eventlog"] = std::move(eventlog);
         Json exits = Json::array();
-        if (auto tasks = store.task_exits(*id))
+        if (auto tasks = store.task_exits(id))
             for (const TaskExit& task : *tasks)
                 exits.push_back({{"rank", task.rank}, {"wait_status", task.wait_status}});
         info["task_exits"] = std::move(exits);
         responder.result(info);
     };
-    broker.register_method("job.info", info);
-    broker.register_method("job.getinfo", info);  // RFC 8's name
+    register_job_method({"job.info", "job.getinfo"}, info);  // RFC 8 calls it getinfo
 
-    broker.register_method("job.eventlog",
-                           [this](const api::Request& request, Responder responder) {
-                               auto id = id_param(request);
-                               auto keep = bool_param(request, "follow");
-                               if (!id || !keep) {
-                                   responder.error(!id ? id.error() : keep.error());
-                                   return;
-                               }
-                               follow(std::move(responder), *id, false, *keep);
-                           });
+    register_job_method({"job.eventlog"},
+                        [this](JobId id, const api::Request& request, Responder responder) {
+                            auto keep = bool_param(request, "follow");
+                            if (!keep) {
+                                responder.error(keep.error());
+                                return;
+                            }
+                            follow(std::move(responder), id, false, *keep);
+                        });
 
-    broker.register_method("job.attach", [this](const api::Request& request, Responder responder) {
-        auto id = id_param(request);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        follow(std::move(responder), *id, true, true);
+    register_job_method({"job.attach"}, [this](JobId id, const api::Request&, Responder responder) {
+        follow(std::move(responder), id, true, true);
     });
 
-    broker.register_method("job.stdin", [this](const api::Request& request, Responder responder) {
-        auto id = id_param(request);
+    register_job_method({"job.stdin"}, [this](JobId id, const api::Request& request,
+                                              Responder responder) {
         auto eof = bool_param(request, "eof");
-        if (!id || !eof) {
-            responder.error(!id ? id.error() : eof.error());
+        if (!eof) {
+            responder.error(eof.error());
             return;
         }
         std::string bytes;
@@ -1075,7 +1111,7 @@ void JobManager::Impl::register_methods() {
             }
             bytes = std::move(*decoded);
         }
-        Active* job = running_job(request, *id, responder);
+        Active* job = running_job(id, responder);
         if (!job)
             return;
         if (!job->execs.empty()) {
@@ -1090,7 +1126,7 @@ void JobManager::Impl::register_methods() {
                 process.close_stdin();
         } else {
             if (job->early_eof || job->early_stdin.size() + bytes.size() > kEarlyStdinBytes) {
-                responder.error(Error("job " + std::to_string(*id),
+                responder.error(Error("job " + std::to_string(id),
                                       job->early_eof ? "its stdin is closed"
                                                      : "over 16 MiB of stdin before it started"));
                 return;
@@ -1101,40 +1137,35 @@ void JobManager::Impl::register_methods() {
         responder.result(Json::object());
     });
 
-    const Handler kill = [this](const api::Request& request, Responder responder) {
-        auto id = id_param(request);
-        auto number = int_param(request, "signal", SIGTERM);
-        if (!id || !number) {
-            responder.error(!id ? id.error() : number.error());
-            return;
-        }
-        if (*number < 1 || *number > shell::records::kMaxSignal) {
-            responder.error(param_error(
-                request, "signal " + std::to_string(*number) + " is not a signal number (1-64)"));
-            return;
-        }
-        Active* job = running_job(request, *id, responder);
-        if (!job)
-            return;
-        if (job->execs.empty()) {
-            responder.error(Error("job " + std::to_string(*id),
-                                  "is not running (" + std::string(to_string(job->state)) + ")"));
-            return;
-        }
-        for (const auto& run : job->execs)
-            run->process->signal(static_cast<int>(*number));
-        responder.result(Json::object());
-    };
-    broker.register_method("job.kill", kill);
-    broker.register_method("job.signal", kill);  // RFC 8's name
+    register_job_method(
+        {"job.kill", "job.signal"},  // RFC 8 calls it signal
+        [this](JobId id, const api::Request& request, Responder responder) {
+            auto number = int_param(request, "signal", SIGTERM);
+            if (!number) {
+                responder.error(number.error());
+                return;
+            }
+            if (*number < 1 || *number > shell::records::kMaxSignal) {
+                responder.error(param_error(request, "signal " + std::to_string(*number) +
+                                                         " is not a signal number (1-64)"));
+                return;
+            }
+            Active* job = running_job(id, responder);
+            if (!job)
+                return;
+            if (job->execs.empty()) {
+                responder.error(
+                    Error("job " + std::to_string(id),
+                          "is not running (" + std::string(to_string(job->state)) + ")"));
+                return;
+            }
+            for (const auto& run : job->execs)
+                run->process->signal(static_cast<int>(*number));
+            responder.result(Json::object());
+        });
 
-    broker.register_method("job.cancel", [this](const api::Request& request, Responder responder) {
-        auto id = id_param(request);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        Active* job = running_job(request, *id, responder);
+    register_job_method({"job.cancel"}, [this](JobId id, const api::Request&, Responder responder) {
+        Active* job = running_job(id, responder);
         if (!job)
             return;
         responder.result(Json::object());
@@ -1142,33 +1173,33 @@ void JobManager::Impl::register_methods() {
               responder.peer().uid);
     });
 
-    broker.register_method("job.urgency", [this](const api::Request& request, Responder responder) {
-        auto id = id_param(request);
-        auto urgency = int_param(request, "urgency", -1);
-        if (!id || !urgency) {
-            responder.error(!id ? id.error() : urgency.error());
-            return;
-        }
-        if (*urgency < 0 || *urgency > 31) {
-            responder.error(
-                param_error(request, "urgency " + std::to_string(*urgency) + " is not in 0-31"));
-            return;
-        }
-        Active* job = running_job(request, *id, responder);
-        if (!job)
-            return;
-        if (!scheduler.find_pending(*id)) {
-            responder.error(
-                Error("job " + std::to_string(*id),
-                      "is not waiting in the queue (" + std::string(to_string(job->state)) + ")"));
-            return;
-        }
-        check(scheduler.set_urgency(*id, static_cast<int>(*urgency)));
-        check(store.set_urgency(*id, static_cast<int>(*urgency)));
-        post_event(*job, "urgency", {{"urgency", *urgency}});
-        schedule_soon();
-        responder.result(Json::object());
-    });
+    register_job_method(
+        {"job.urgency"}, [this](JobId id, const api::Request& request, Responder responder) {
+            auto urgency = int_param(request, "urgency", -1);
+            if (!urgency) {
+                responder.error(urgency.error());
+                return;
+            }
+            if (*urgency < 0 || *urgency > 31) {
+                responder.error(param_error(
+                    request, "urgency " + std::to_string(*urgency) + " is not in 0-31"));
+                return;
+            }
+            Active* job = running_job(id, responder);
+            if (!job)
+                return;
+            if (!scheduler.find_pending(id)) {
+                responder.error(Error(
+                    "job " + std::to_string(id),
+                    "is not waiting in the queue (" + std::string(to_string(job->state)) + ")"));
+                return;
+            }
+            check(scheduler.set_urgency(id, static_cast<int>(*urgency)));
+            check(store.set_urgency(id, static_cast<int>(*urgency)));
+            post_event(*job, "urgency", {{"urgency", *urgency}});
+            schedule_soon();
+            responder.result(Json::object());
+        });
 
     broker.register_method("job.wait", [this](const api::Request& request, Responder responder) {
         auto all = bool_param(request, "all");
@@ -1204,33 +1235,34 @@ void JobManager::Impl::register_methods() {
             responder.error(result.error());
     });
 
+    // job.purge {"id"}: that inactive job; without an id, every inactive job.
     const Handler purge = [this](const api::Request& request, Responder responder) {
-        if (request.params.contains("id")) {
-            auto id = id_param(request);
-            if (!id) {
-                responder.error(id.error());
-                return;
-            }
-            if (!store.job(*id)) {
-                responder.error(no_such_job(*id));
-                return;
-            }
-            if (active.contains(*id)) {
-                responder.error(Error("job " + std::to_string(*id), "is still active"));
-                return;
-            }
-            if (auto purged = store.purge(*id); !purged) {
+        if (!request.params.contains("id")) {
+            auto purged = store.purge_inactive();
+            if (purged)
+                responder.result({{"purged", *purged}});
+            else
                 responder.error(purged.error());
-                return;
-            }
-            responder.result({{"purged", 1}});
             return;
         }
-        auto purged = store.purge_inactive();
-        if (purged)
-            responder.result({{"purged", *purged}});
-        else
+        auto id = id_param(request);
+        if (!id) {
+            responder.error(id.error());
+            return;
+        }
+        if (!store.job(*id)) {
+            responder.error(no_such_job(*id));
+            return;
+        }
+        if (active.contains(*id)) {
+            responder.error(Error("job " + std::to_string(*id), "is still active"));
+            return;
+        }
+        if (auto purged = store.purge(*id); !purged) {
             responder.error(purged.error());
+            return;
+        }
+        responder.result({{"purged", 1}});
     };
     broker.register_method("job.purge", purge);
     broker.register_method("job.reap", purge);  // RFC 8's name
@@ -1253,20 +1285,15 @@ void JobManager::Impl::register_methods() {
 
     // job.grow / job.shrink {"id","R"}: a program's resources.
     for (const bool growing : {true, false}) {
-        broker.register_method(
-            growing ? "job.grow" : "job.shrink",
-            [this, growing](const api::Request& request, Responder responder) {
-                auto id = id_param(request);
-                if (!id) {
-                    responder.error(id.error());
-                    return;
-                }
+        register_job_method(
+            {growing ? "job.grow" : "job.shrink"},
+            [this, growing](JobId id, const api::Request& request, Responder responder) {
                 auto R = ResourceSet::from_json(request.params.value("R", Json()));
                 if (!R) {
                     responder.error(Error(request.method, "\"R\": " + R.error().str()));
                     return;
                 }
-                Active* job = program(request, *id, responder);
+                Active* job = program(id, responder);
                 if (!job)
                     return;
                 auto changed = growing ? grow(*job, *R) : shrink(*job, *R);
@@ -1281,39 +1308,30 @@ void JobManager::Impl::register_methods() {
     // job.map {"id","jobspec"}: the jobspec's apps become the program's
     // pending tasks; its attributes (environment, directory, limits) are
     // those the next exec runs with.
-    broker.register_method("job.map", [this](const api::Request& request, Responder responder) {
-        auto id = id_param(request);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        auto spec = Jobspec::from_json(request.params.value("jobspec", Json()));
-        if (!spec) {
-            responder.error(spec.error());
-            return;
-        }
-        if (auto allowed = check_for_instance(*spec, request.method); !allowed) {
-            responder.error(allowed.error());
-            return;
-        }
-        Active* job = program(request, *id, responder);
-        if (!job)
-            return;
-        std::vector<Jobspec::App> apps = std::move(spec->apps);
-        spec->apps = job->spec.apps;
-        job->spec = std::move(*spec);
-        job->pending_apps.insert(job->pending_apps.end(), apps.begin(), apps.end());
-        post_event(*job, "map", {{"apps", apps.size()}});
-        responder.result({{"pending_apps", job->pending_apps.size()}});
-    });
+    register_job_method(
+        {"job.map"}, [this](JobId id, const api::Request& request, Responder responder) {
+            auto spec = Jobspec::from_json(request.params.value("jobspec", Json()));
+            if (!spec) {
+                responder.error(spec.error());
+                return;
+            }
+            if (auto allowed = check_for_instance(*spec, request.method); !allowed) {
+                responder.error(allowed.error());
+                return;
+            }
+            Active* job = program(id, responder);
+            if (!job)
+                return;
+            std::vector<Jobspec::App> apps = std::move(spec->apps);
+            spec->apps = job->spec.apps;
+            job->spec = std::move(*spec);
+            job->pending_apps.insert(job->pending_apps.end(), apps.begin(), apps.end());
+            post_event(*job, "map", {{"apps", apps.size()}});
+            responder.result({{"pending_apps", job->pending_apps.size()}});
+        });
 
-    broker.register_method("job.exec", [this](const api::Request& request, Responder responder) {
-        auto id = id_param(request);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        Active* job = program(request, *id, responder);
+    register_job_method({"job.exec"}, [this](JobId id, const api::Request&, Responder responder) {
+        Active* job = program(id, responder);
         if (!job)
             return;
         auto ranks = exec(*job);
@@ -1324,18 +1342,13 @@ void JobManager::Impl::register_methods() {
     });
 
     // job.terminate {"id"}: ends any job and answers once it is INACTIVE.
-    broker.register_method(
-        "job.terminate", [this](const api::Request& request, Responder responder) {
-            auto id = id_param(request);
-            if (!id) {
-                responder.error(id.error());
-                return;
-            }
-            Active* job = running_job(request, *id, responder);
+    register_job_method(
+        {"job.terminate"}, [this](JobId id, const api::Request&, Responder responder) {
+            Active* job = running_job(id, responder);
             if (!job)
                 return;
             const std::uint32_t uid = responder.peer().uid;
-            waiters.emplace(*id, std::move(responder));
+            waiters.emplace(id, std::move(responder));
             if (!job->manual)
                 raise(*job, "cancel", "terminated by uid " + std::to_string(uid), uid);
             else if (!job->terminating)
@@ -1343,9 +1356,8 @@ void JobManager::Impl::register_methods() {
         });
 }
 
-JobManager::Impl::Active* JobManager::Impl::program(const api::Request& request, JobId id,
-                                                    Responder& responder) {
-    Active* job = running_job(request, id, responder);
+JobManager::Impl::Active* JobManager::Impl::program(JobId id, Responder& responder) {
+    Active* job = running_job(id, responder);
     if (job && !job->manual) {
         responder.error(Error("job " + std::to_string(id),
                               "was submitted, not made by job.new: the instance runs it"));
@@ -1389,8 +1401,8 @@ JobCounts JobManager::counts() const {
         else
             ++counts.pending;
     }
-    if (auto inactive = impl_->store.list({{JobState::Inactive}}))
-        counts.inactive = inactive->size();
+    if (auto inactive = impl_->store.count({{JobState::Inactive}}))
+        counts.inactive = *inactive;
     return counts;
 }
 

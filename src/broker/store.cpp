@@ -831,34 +831,50 @@ Result<JobRecord> Store::job(JobId id) const {
     return impl_->job_of(**select);
 }
 
-Result<std::vector<JobRecord>> Store::list(const JobFilter& filter) const {
-    const std::string what = "listing jobs";
-    std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs";
-    std::string where;
+namespace {
+
+// The WHERE clause selecting the jobs `filter` names, "" for all of them;
+// bind_filter binds its values from index 1 and returns the next index.
+std::string where_clause(const JobFilter& filter) {
+    std::vector<std::string> terms;
     if (!filter.states.empty()) {
-        where += "state IN (";
+        std::string states = "state IN (";
         for (std::size_t i = 0; i < filter.states.size(); ++i)
-            where += i == 0 ? "?" : ", ?";
-        where += ")";
+            states += i == 0 ? "?" : ", ?";
+        terms.push_back(states + ")");
     }
     if (filter.name)
-        where += std::string(where.empty() ? "" : " AND ") + "name = ?";
+        terms.push_back("name = ?");
     if (filter.owner)
-        where += std::string(where.empty() ? "" : " AND ") + "owner = ?";
-    if (!where.empty())
-        sql += " WHERE " + where;
-    sql += " ORDER BY id DESC LIMIT ?";
-    Result<Query> select = impl_->query(what, sql);
-    if (!select)
-        return select.error();
+        terms.push_back("owner = ?");
+    std::string clause;
+    for (const std::string& term : terms)
+        clause += (clause.empty() ? " WHERE " : " AND ") + term;
+    return clause;
+}
+
+int bind_filter(Statement& statement, const JobFilter& filter) {
     int index = 1;
     for (const JobState state : filter.states)
-        (*select)->bind(index++, to_string(state));
+        statement.bind(index++, to_string(state));
     if (filter.name)
-        (*select)->bind(index++, std::string_view(*filter.name));
+        statement.bind(index++, std::string_view(*filter.name));
     if (filter.owner)
-        (*select)->bind(index++, *filter.owner);
-    (*select)->bind(index,
+        statement.bind(index++, *filter.owner);
+    return index;
+}
+
+}  // namespace
+
+Result<std::vector<JobRecord>> Store::list(const JobFilter& filter) const {
+    const std::string what = "listing jobs";
+    Result<Query> select =
+        impl_->query(what, std::string("SELECT ") + kJobColumns + " FROM jobs" +
+                               where_clause(filter) + " ORDER BY id DESC LIMIT ?");
+    if (!select)
+        return select.error();
+    const int limit_index = bind_filter(**select, filter);
+    (*select)->bind(limit_index,
                     filter.limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(filter.limit));
     std::vector<JobRecord> jobs;
     for (;;) {
@@ -873,6 +889,18 @@ Result<std::vector<JobRecord>> Store::list(const JobFilter& filter) const {
         jobs.push_back(std::move(job).value());
     }
     return jobs;
+}
+
+Result<std::uint64_t> Store::count(const JobFilter& filter) const {
+    const std::string what = "counting jobs";
+    Result<Query> select = impl_->query(what, "SELECT count(*) FROM jobs" + where_clause(filter));
+    if (!select)
+        return select.error();
+    bind_filter(**select, filter);
+    const Result<bool> row = (*select)->step(what);
+    if (!row)
+        return row.error();
+    return static_cast<std::uint64_t>((*select)->int64(0));
 }
 
 Result<std::vector<JobId>> Store::unfinished_jobs() const {

@@ -93,7 +93,8 @@ struct TaskExit {
     friend bool operator==(const TaskExit&, const TaskExit&) = default;
 };
 
-// Which jobs list() returns: all that match every filter given, newest first.
+// Which jobs list() returns (all that match every filter given, newest
+// first) and count() counts.
 struct JobFilter {
     std::vector<JobState> states = {};                  // any of these; empty: any state
     std::optional<std::string> name = std::nullopt;     // exactly this name
@@ -181,6 +182,8 @@ public:
 
     Result<JobRecord> job(JobId id) const;
     Result<std::vector<JobRecord>> list(const JobFilter& filter = {}) const;
+    // How many jobs match `filter` (its limit aside), without reading them.
+    Result<std::uint64_t> count(const JobFilter& filter = {}) const;
     // The ids of the jobs not INACTIVE, in increasing order: on restart the
     // broker marks each with an exception event, as they were lost.
     Result<std::vector<JobId>> unfinished_jobs() const;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "support/scratch.h"
 #include "support/vectors.h"
 
 namespace gantry {
@@ -42,14 +43,6 @@ using O = OutputStream;
 // A fresh state directory per test, removed afterwards.
 class StoreTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        std::string pattern = (fs::temp_directory_path() / "gantry-store-XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        dir_ = pattern;
-        path_ = dir_ / Store::kFileName;
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
     Store open(Store::Options options = {}) {
         Result<Store> store = Store::open(path_, options);
         EXPECT_TRUE(store.ok()) << store.error().str();
@@ -116,8 +109,9 @@ protected:
         return out;
     }
 
-    fs::path dir_;
-    fs::path path_;
+    const test::ScratchDir scratch_{"gantry-store"};
+    const fs::path dir_ = scratch_.path();
+    const fs::path path_ = dir_ / Store::kFileName;
 };
 
 const std::string kJobspec = R"({"version":1,"tasks":[{"command":["hostname"]}]})";
@@ -416,6 +410,25 @@ TEST_F(StoreTest, ListFiltersNewestFirst) {
     EXPECT_EQ(ids(store.list({.name = "a", .limit = 1}).value()), (Ids{5}));
     EXPECT_EQ(ids(store.list({.name = "zzz"}).value()), Ids{});
     EXPECT_EQ(store.list({.states = {S::Sched}}).value().at(0).name, "a");
+}
+
+TEST_F(StoreTest, CountUsesTheListFilters) {
+    Store store = open();
+    EXPECT_EQ(store.count().value(), 0u);
+    ASSERT_EQ(store.create_job(new_job("a", 1, 100)).value(), 1u);
+    ASSERT_EQ(store.create_job(new_job("b", 2, 100)).value(), 2u);
+    ASSERT_EQ(store.create_job(new_job("a", 3, 200)).value(), 3u);
+    ASSERT_TRUE(store.set_state(1, S::Inactive, 10).ok());
+    ASSERT_TRUE(store.set_state(3, S::Inactive, 10).ok());
+    EXPECT_EQ(store.count().value(), 3u);
+    EXPECT_EQ(store.count({.states = {S::Inactive}}).value(), 2u);
+    EXPECT_EQ(store.count({.states = {S::Inactive}, .owner = 200}).value(), 1u);
+    EXPECT_EQ(store.count({.states = {S::New, S::Run}, .name = "b"}).value(), 1u);
+    EXPECT_EQ(store.count({.name = "zzz"}).value(), 0u);
+    // The limit is list()'s: a count is of them all.
+    EXPECT_EQ(store.count({.limit = 1}).value(), 3u);
+    ASSERT_TRUE(store.purge(1).ok());
+    EXPECT_EQ(store.count({.states = {S::Inactive}}).value(), 1u);
 }
 
 // The broker's restart: every job that was not INACTIVE gets an exception
