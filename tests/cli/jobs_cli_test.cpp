@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/instance.h"
 #include "support/process.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
@@ -55,93 +56,17 @@ std::string user_name() {
 
 const std::string kUid = std::to_string(::getuid());
 
-// A command started in the background (not through a shell, so that SIGINT
-// is not ignored), its output in files; finish() waits for it.
-class Background {
-public:
-    Background(const std::vector<std::string>& argv, const ScratchDir& dir,
-               const std::string& input_file = "/dev/null")
-        : out_(dir / ("out." + std::to_string(++count_))),
-          err_(dir / ("err." + std::to_string(count_))) {
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            const int in = ::open(input_file.c_str(), O_RDONLY);
-            const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            ::dup2(in, 0);
-            ::dup2(out, 1);
-            ::dup2(err, 2);
-            std::vector<char*> args;
-            for (const std::string& arg : argv)
-                args.push_back(const_cast<char*>(arg.c_str()));
-            args.push_back(nullptr);
-            ::execvp(args[0], args.data());
-            ::_exit(127);
-        }
-    }
-    ~Background() {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-    }
-    void signal(int number) const { ::kill(pid_, number); }
-    // Whether the command has its handler for `number` in place yet.
-    bool catches(int number) const { return test::catches(pid_, number); }
-    std::string out() const { return read_file(out_); }
-
-    CommandResult finish() {
-        CommandResult result;
-        int status = 0;
-        const bool ended = eventually([&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; });
-        EXPECT_TRUE(ended) << "still running after 20 s";
-        if (!ended)
-            return result;
-        pid_ = -1;
-        result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        result.out = read_file(out_);
-        result.err = read_file(err_);
-        return result;
-    }
-
-private:
-    static inline int count_ = 0;
-    std::string out_, err_;
-    pid_t pid_ = -1;
-};
-
 // A daemon instance of its own for each test, shut down at its end.
 class JobsCli : public testing::Test {
 protected:
-    void SetUp() override {
-        const auto started = run_gantry({"start", "--daemon", "--state-dir", dir_ / "state"});
-        ASSERT_EQ(started.exit_code, 0) << started.err;
-        uri_ = "unix://" + (dir_ / "state") + "/socket";
-        ASSERT_EQ(started.out, uri_ + "\n");
-        const auto info = run_gantry({"instance", "info", "--json", "--uri", uri_});
-        pid_ = Json::parse(info.out, nullptr, false).value("pid", pid_t{-1});
-        ASSERT_GT(pid_, 0) << info.out << info.err;
-    }
-    // The daemon ends with the test, whatever the test did.
-    void TearDown() override {
-        if (uri_.empty())
-            return;
-        const auto shutdown = run_gantry({"shutdown", "--uri", uri_});
-        EXPECT_EQ(shutdown.exit_code, 0) << shutdown.err;
-        if (pid_ > 0 && !eventually([&] { return ended(pid_); })) {
-            ADD_FAILURE() << "the daemon outlived its shutdown";
-            ::kill(pid_, SIGKILL);
-        }
-    }
+    void SetUp() override { ASSERT_TRUE(daemon_.ok()); }
 
     // `gantry args...` inside the instance (GANTRY_URI set).
     std::vector<std::string> command(const std::vector<std::string>& args) const {
-        std::vector<std::string> argv = {"env", "GANTRY_URI=" + uri_, kGantry};
-        argv.insert(argv.end(), args.begin(), args.end());
-        return argv;
+        return daemon_.command(args);
     }
     CommandResult gantry(const std::vector<std::string>& args, const std::string& input = "") {
-        return run_program(command(args), input);
+        return daemon_.gantry(args, input);
     }
     void expect(const std::vector<std::string>& args, const std::string& out,
                 const std::string& err, int exit_code) {
@@ -175,9 +100,9 @@ protected:
     }
     std::string canceled_by() const { return "exception: cancel: canceled by " + kUid; }
 
-    ScratchDir dir_;
-    std::string uri_;
-    pid_t pid_ = -1;
+    ScratchDir dir_{"gantry-jobs-cli"};
+    DaemonInstance daemon_{dir_ / "state"};
+    const std::string uri_ = daemon_.uri();
 };
 
 // --- submit and wait -------------------------------------------------------------

@@ -26,6 +26,7 @@
 #include "support/other_user.h"
 #include "support/raw_peer.h"
 
+#include "support/instance.h"
 #include "support/process.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
@@ -59,35 +60,6 @@ mode_t mode_of(const std::string& path) {
     struct stat status {};
     return ::stat(path.c_str(), &status) == 0 ? status.st_mode & 07777 : 0;
 }
-
-// A daemon started with --state-dir, shut down at the end of the test if
-// the test did not.
-class Daemon {
-public:
-    explicit Daemon(std::string state_dir) : state_dir_(std::move(state_dir)) {
-        const auto result = run_gantry({"start", "--daemon", "--state-dir", state_dir_});
-        EXPECT_EQ(result.exit_code, 0) << result.err;
-        EXPECT_EQ(result.err, "");
-        EXPECT_EQ(result.out, "unix://" + state_dir_ + "/socket\n");
-        started_ = result.exit_code == 0;
-    }
-    ~Daemon() {
-        if (started_ && exists(socket()))
-            (void)run_gantry({"shutdown", "--uri", uri()});
-    }
-    std::string uri() const { return "unix://" + socket(); }
-    std::string socket() const { return state_dir_ + "/socket"; }
-    Json info() const {
-        const auto result = run_gantry({"instance", "info", "--uri", uri(), "--json"});
-        EXPECT_EQ(result.exit_code, 0) << result.err;
-        return Json::parse(result.out, nullptr, false);
-    }
-    pid_t pid() const { return info().value("pid", pid_t{-1}); }
-
-private:
-    std::string state_dir_;
-    bool started_ = false;
-};
 
 // The local machine's counts as `gantry R` reports them.
 std::string local_count(const std::string& type) {
@@ -221,7 +193,7 @@ TEST(Start, OptionsAndHelp) {
 TEST(StartDaemon, PrintsItsUriAndRunsUntilShutdown) {
     ScratchDir tmp;
     const std::string dir = tmp / "a/state";
-    Daemon daemon(dir);
+    DaemonInstance daemon(dir);
     EXPECT_EQ(mode_of(dir), 0700u);
     const pid_t pid = daemon.pid();
     ASSERT_GT(pid, 0);
@@ -261,7 +233,7 @@ TEST(StartDaemon, SecondBrokerOnTheSameDirIsRefused) {
     ScratchDir tmp;
     const std::string dir = tmp / "state";
     {
-        Daemon daemon(dir);
+        DaemonInstance daemon(dir);
         const std::string refusal = "gantry: instance: state directory " + dir +
                                     " is in use by another instance (pid " +
                                     std::to_string(daemon.pid()) + ")\n";
@@ -277,7 +249,7 @@ TEST(StartDaemon, SecondBrokerOnTheSameDirIsRefused) {
 
 TEST(StartDaemon, SigtermEndsItCleanly) {
     ScratchDir tmp;
-    Daemon daemon(tmp / "state");
+    DaemonInstance daemon(tmp / "state");
     const pid_t pid = daemon.pid();
     ASSERT_GT(pid, 0);
     ASSERT_EQ(::kill(pid, SIGTERM), 0);
@@ -290,7 +262,7 @@ TEST(StartDaemon, PeerOfAnotherUidIsRefused) {
         GTEST_SKIP() << "needs root to become another uid";
     ScratchDir tmp;
     ::chmod(tmp.path().c_str(), 0755);
-    Daemon daemon(tmp / "state");
+    DaemonInstance daemon(tmp / "state");
     // Open the 0700 directory and the socket, so that only the broker's
     // credentials check stands in the way.
     ::chmod((tmp / "state").c_str(), 0755);
@@ -303,7 +275,7 @@ TEST(StartDaemon, PeerOfAnotherUidIsRefused) {
 
 TEST(StartDaemon, GarbageEndsThatClientOnly) {
     ScratchDir tmp;
-    Daemon daemon(tmp / "state");
+    DaemonInstance daemon(tmp / "state");
     RawPeer bad(daemon.socket());
     RawPeer good(daemon.socket());
     ASSERT_TRUE(bad.connected());

@@ -1,0 +1,70 @@
+// Real gantry processes for the tests of an instance's commands: a daemon
+// instance that lives as long as the test, and commands started in the
+// background to be signaled and waited for.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/run_command.h"
+#include "support/scratch.h"
+
+namespace gantry::test {
+
+// A command started in the background (not through a shell, so that SIGINT
+// is not ignored), its stdout and stderr in files of `dir`; finish() waits
+// for it. Killed with SIGKILL if the test leaves it running.
+class Background {
+public:
+    Background(const std::vector<std::string>& argv, const ScratchDir& dir,
+               const std::string& input_file = "/dev/null");
+    ~Background();
+    Background(const Background&) = delete;
+    Background& operator=(const Background&) = delete;
+
+    pid_t pid() const { return pid_; }
+    void signal(int number) const;
+    // Whether the command has its handler for `number` in place yet.
+    bool catches(int number) const;
+    std::string out() const;
+    // Waits (20 s at most: a failure past that) and returns what it did.
+    CommandResult finish();
+
+private:
+    static inline int count_ = 0;
+    std::string out_, err_;
+    pid_t pid_ = -1;
+};
+
+// `gantry start --daemon --state-dir STATE_DIR`, shut down and waited for
+// when the object goes, unless the test ended it (killed if it does not
+// end). Failures to start are test failures; ok() says whether it started.
+class DaemonInstance {
+public:
+    explicit DaemonInstance(std::string state_dir);
+    ~DaemonInstance();
+    DaemonInstance(const DaemonInstance&) = delete;
+    DaemonInstance& operator=(const DaemonInstance&) = delete;
+
+    bool ok() const { return pid_ > 0; }
+    const std::string& uri() const { return uri_; }
+    pid_t pid() const { return pid_; }
+    std::string socket() const { return state_dir_ + "/socket"; }
+    // `gantry instance info --json`: {} when it does not answer.
+    nlohmann::json info() const;
+    // The argv of `gantry args...` inside the instance (GANTRY_URI set).
+    std::vector<std::string> command(const std::vector<std::string>& args) const;
+    // Runs `gantry args...` inside the instance.
+    CommandResult gantry(const std::vector<std::string>& args, const std::string& input = "") const;
+
+private:
+    std::string state_dir_;
+    std::string uri_;
+    pid_t pid_ = -1;
+};
+
+}  // namespace gantry::test
