@@ -385,6 +385,52 @@ TEST_F(AllocCmd, SigtermReachesTheInitialProgramAndAllocExitsWithItsCode) {
     expect_all_cores_free();
 }
 
+TEST_F(AllocCmd, AFirstSigintReachesTheInitialProgramAndAllocGoesOn) {
+    const std::string ready = dir_ / "ready";
+    Background alloc(command({"alloc", "sh", "-c",
+                              "trap 'echo got INT' INT; trap 'echo got TERM; exit 3' TERM; touch " +
+                                  ready + "; while :; do sleep 0.05; done 2>/dev/null"}),
+                     dir_);
+    ASSERT_TRUE(eventually([&] { return exists(ready); }));
+    ASSERT_TRUE(eventually([&] { return alloc.catches(SIGINT) && alloc.catches(SIGTERM); }));
+    alloc.signal(SIGINT);
+    ASSERT_TRUE(eventually([&] { return alloc.out() == "got INT\n"; })) << alloc.out();
+    alloc.signal(SIGTERM);
+    const auto result = alloc.finish();
+    EXPECT_EQ(result.out, "got INT\ngot TERM\n");
+    EXPECT_EQ(result.err,
+              "gantry: job 1: SIGINT sent; one more Ctrl-C within 2 s detaches\n" + task_exited(3));
+    EXPECT_EQ(result.exit_code, 3);
+}
+
+TEST_F(AllocCmd, Sigusr1AndSigusr2ReachTheInitialProgram) {
+    for (const int number : {SIGUSR1, SIGUSR2}) {
+        SCOPED_TRACE(number);
+        const std::string name = number == SIGUSR1 ? "USR1" : "USR2";
+        const std::string pid_file = dir_ / ("pid." + name);
+        Background alloc(command({"alloc", "sh", "-c",
+                                  "trap 'echo got " + name + "; exit 7' " + name + "; echo $$ > " +
+                                      pid_file + ".new; mv " + pid_file + ".new " + pid_file +
+                                      "; while :; do sleep 0.05; done 2>/dev/null"}),
+                         dir_);
+        ASSERT_TRUE(eventually([&] { return exists(pid_file); }));
+        ASSERT_TRUE(eventually([&] { return alloc.catches(number); }));
+        alloc.signal(number);
+        const auto result = alloc.finish();
+        EXPECT_EQ(result.out, "got " + name + "\n");
+        EXPECT_EQ(result.err, task_exited(7));
+        EXPECT_EQ(result.exit_code, 7);
+        // A child instance that died of the signal leaves its initial
+        // program running, in a process group of its own: it is ended here
+        // so that a failure leaves nothing behind.
+        const pid_t program = std::stoi(read_file(pid_file));
+        if (!ended(program)) {
+            ADD_FAILURE() << "the initial program outlived gantry alloc";
+            ::kill(-program, SIGKILL);
+        }
+    }
+}
+
 TEST_F(AllocCmd, TimeLimitTerminatesTheChildInstance) {
     expect({"alloc", "-t", "1s", "sleep", "10"}, "",
            "gantry: job hit its time limit of 1s\n" + task_exited(143), 143);
