@@ -298,17 +298,18 @@ Result<int> Instance::run() {
 }
 
 void Instance::catch_signals() {
-    signals_.add(SIGINT);
-    signals_.add(SIGTERM);
-    signals_.add(SIGHUP);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2})
+        signals_.add(signal);
     signals_.async_wait([this](const asio::error_code& failure, int signal) {
         if (failure)
             return;
-        // With an initial program: its process group gets the signal, and
-        // the instance ends when it does. Without: a clean end.
+        // With an initial program: its process group gets the signal (a
+        // child instance passes on what `gantry alloc` forwards), and the
+        // instance ends when the program does. Without: a clean end, and
+        // the user signals mean nothing to a daemon.
         if (initial_pid_ > 0)
             ::kill(-initial_pid_, signal);
-        else
+        else if (signal != SIGUSR1 && signal != SIGUSR2)
             end();
         catch_signals();
     });

@@ -37,9 +37,9 @@ constexpr std::string_view kExamples = R"(Examples:
   $ gantry shutdown --uri "$uri"
 
 The initial program runs with GANTRY_URI set to the instance's URI, in its
-own process group; SIGINT, SIGTERM and SIGHUP sent to gantry are forwarded to
-that group. Without CMD, on a terminal, the initial program is $SHELL (else
-/bin/sh).
+own process group; SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to gantry
+are forwarded to that group. Without CMD, on a terminal, the initial program is
+$SHELL (else /bin/sh).
 
 Exit status: the initial program's (128+N when signal N killed it); with
 --daemon, 0 once the instance accepts connections. 1 when the instance

@@ -257,6 +257,18 @@ TEST(StartDaemon, SigtermEndsItCleanly) {
     EXPECT_FALSE(exists(daemon.socket()));
 }
 
+TEST(StartDaemon, UserSignalsDoNotEndIt) {
+    ScratchDir tmp;
+    DaemonInstance daemon(tmp / "state");
+    ASSERT_GT(daemon.pid(), 0);
+    ASSERT_TRUE(eventually([&] { return catches(daemon.pid(), SIGUSR2); }));
+    ASSERT_EQ(::kill(daemon.pid(), SIGUSR1), 0);
+    ASSERT_EQ(::kill(daemon.pid(), SIGUSR2), 0);
+    // Still there, and answering.
+    EXPECT_EQ(daemon.info().value("uri", ""), daemon.uri());
+    EXPECT_FALSE(ended(daemon.pid()));
+}
+
 TEST(StartDaemon, PeerOfAnotherUidIsRefused) {
     if (::getuid() != 0)
         GTEST_SKIP() << "needs root to become another uid";
