@@ -31,14 +31,6 @@ using Lines = std::vector<std::string>;
 
 const std::string kGantry = gantry_binary();
 
-Lines lines_of(const std::string& text) {
-    Lines lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    return lines;
-}
-
 std::string host_name() {
     char name[256] = {};
     ::gethostname(name, sizeof name - 1);
@@ -74,48 +66,34 @@ void write_script(const std::string& path, const std::string& text) {
 // instances that gantry alloc and gantry batch start.
 class AllocCmd : public testing::Test {
 protected:
+    // `gantry` in PATH as for a user, since what alloc and batch run calls
+    // it by name, and SCRATCH naming the test's directory, since they run
+    // with this environment.
     void SetUp() override {
         ASSERT_TRUE(daemon_.ok());
+        daemon_.set_environment({"PATH=" + path_, "SCRATCH=" + dir_.path()});
         cores_ = daemon_.info().value("cores", 0);
     }
 
-    // `gantry args...` inside the instance, with `gantry` in PATH as for a
-    // user, since what alloc and batch run calls it by name, and SCRATCH
-    // naming the test's directory, since they run with this environment.
     std::vector<std::string> command(const std::vector<std::string>& args) const {
-        std::vector<std::string> argv = {"env", "GANTRY_URI=" + uri_, "PATH=" + path_,
-                                         "SCRATCH=" + dir_.path(), kGantry};
-        argv.insert(argv.end(), args.begin(), args.end());
-        return argv;
+        return daemon_.command(args);
     }
     CommandResult gantry(const std::vector<std::string>& args, const std::string& input = "") {
-        return run_program(command(args), input);
+        return daemon_.gantry(args, input);
     }
     void expect(const std::vector<std::string>& args, const std::string& out,
                 const std::string& err, int exit_code) {
-        const auto result = gantry(args);
-        EXPECT_EQ(result.out, out) << "gantry " << testing::PrintToString(args);
-        EXPECT_EQ(result.err, err) << "gantry " << testing::PrintToString(args);
-        EXPECT_EQ(result.exit_code, exit_code) << "gantry " << testing::PrintToString(args);
+        daemon_.expect(args, out, err, exit_code);
     }
-    Json info(const std::string& id) {
-        const auto result = gantry({"info", "--json", id});
-        EXPECT_EQ(result.exit_code, 0) << result.err;
-        return Json::parse(result.out, nullptr, false);
-    }
-    // The job's state; "" while there is no such job yet.
-    std::string state(const std::string& id) {
-        const Json job = Json::parse(gantry({"info", "--json", id}).out, nullptr, false);
-        return job.is_object() ? job.value("state", "") : "";
-    }
+    Json info(const std::string& id) { return daemon_.job(id); }
+    std::string state(const std::string& id) { return daemon_.job_state(id); }
     // Whether the parent's cores are all free again: a job that needs all
     // of them runs (waited for with a limit, not by `gantry run`, which
     // would wait for ever).
     void expect_all_cores_free() {
-        const auto submitted = gantry({"submit", "-n", std::to_string(cores_), "--label-io", "sh",
-                                       "-c", "[ $GANTRY_TASK_RANK != 0 ] || echo all cores"});
-        ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
-        const std::string id = submitted.out.substr(0, submitted.out.find('\n'));
+        const std::string id =
+            daemon_.submit({"-n", std::to_string(cores_), "--label-io", "sh", "-c",
+                            "[ $GANTRY_TASK_RANK != 0 ] || echo all cores"});
         EXPECT_TRUE(eventually([&] { return state(id) == "INACTIVE"; }))
             << "job " << id << " on all the cores is " << state(id);
         expect({"attach", id}, "0: all cores\n", "", 0);

@@ -36,14 +36,6 @@ using Lines = std::vector<std::string>;
 
 const std::string kGantry = gantry_binary();
 
-Lines lines_of(const std::string& text) {
-    Lines lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    return lines;
-}
-
 Lines sorted(Lines lines) {
     std::sort(lines.begin(), lines.end());
     return lines;
@@ -70,27 +62,11 @@ protected:
     }
     void expect(const std::vector<std::string>& args, const std::string& out,
                 const std::string& err, int exit_code) {
-        const auto result = gantry(args);
-        EXPECT_EQ(result.out, out) << "gantry " << testing::PrintToString(args);
-        EXPECT_EQ(result.err, err) << "gantry " << testing::PrintToString(args);
-        EXPECT_EQ(result.exit_code, exit_code) << "gantry " << testing::PrintToString(args);
+        daemon_.expect(args, out, err, exit_code);
     }
-    // Submits; the job's id.
-    std::string submit(const std::vector<std::string>& args) {
-        std::vector<std::string> argv = {"submit"};
-        argv.insert(argv.end(), args.begin(), args.end());
-        const auto result = gantry(argv);
-        EXPECT_EQ(result.exit_code, 0) << result.err;
-        EXPECT_EQ(result.err, "");
-        EXPECT_TRUE(std::regex_match(result.out, std::regex("[1-9][0-9]*\n"))) << result.out;
-        return result.out.substr(0, result.out.find('\n'));
-    }
-    Json info(const std::string& id) {
-        const auto result = gantry({"info", "--json", id});
-        EXPECT_EQ(result.exit_code, 0) << result.err;
-        return Json::parse(result.out, nullptr, false);
-    }
-    std::string state(const std::string& id) { return info(id).value("state", ""); }
+    std::string submit(const std::vector<std::string>& args) { return daemon_.submit(args); }
+    Json info(const std::string& id) { return daemon_.job(id); }
+    std::string state(const std::string& id) { return daemon_.job_state(id); }
     // A job that runs until killed, once it has set its traps: it creates
     // `ready` then, and exits 7 on SIGUSR1.
     std::string trapping_job(const std::string& ready) {

@@ -39,14 +39,6 @@ using Lines = std::vector<std::string>;
 
 const std::string kGantry = gantry_binary();
 
-Lines lines_of(const std::string& text) {
-    Lines lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        lines.push_back(line);
-    return lines;
-}
-
 CommandResult run_sh(const std::string& script) {
     return run_program({"sh", "-c", script});
 }

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "support/process.h"
 
 namespace gantry::test {
@@ -99,7 +101,9 @@ DaemonInstance::~DaemonInstance() {
 }
 
 std::vector<std::string> DaemonInstance::command(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {"env", "GANTRY_URI=" + uri_, gantry_binary()};
+    std::vector<std::string> argv = {"env", "GANTRY_URI=" + uri_};
+    argv.insert(argv.end(), environment_.begin(), environment_.end());
+    argv.push_back(gantry_binary());
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
 }
@@ -107,6 +111,33 @@ std::vector<std::string> DaemonInstance::command(const std::vector<std::string>&
 CommandResult DaemonInstance::gantry(const std::vector<std::string>& args,
                                      const std::string& input) const {
     return run_program(command(args), input);
+}
+
+void DaemonInstance::expect(const std::vector<std::string>& args, const std::string& out,
+                            const std::string& err, int exit_code) const {
+    const auto result = gantry(args);
+    EXPECT_EQ(result.out, out) << "gantry " << testing::PrintToString(args);
+    EXPECT_EQ(result.err, err) << "gantry " << testing::PrintToString(args);
+    EXPECT_EQ(result.exit_code, exit_code) << "gantry " << testing::PrintToString(args);
+}
+
+std::string DaemonInstance::submit(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"submit"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto result = gantry(argv);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "");
+    EXPECT_TRUE(std::regex_match(result.out, std::regex("[1-9][0-9]*\n"))) << result.out;
+    return result.out.substr(0, result.out.find('\n'));
+}
+
+nlohmann::json DaemonInstance::job(const std::string& id) const {
+    const auto document = nlohmann::json::parse(gantry({"info", "--json", id}).out, nullptr, false);
+    return document.is_object() ? document : nlohmann::json::object();
+}
+
+std::string DaemonInstance::job_state(const std::string& id) const {
+    return job(id).value("state", "");
 }
 
 }  // namespace gantry::test

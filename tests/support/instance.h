@@ -56,15 +56,28 @@ public:
     std::string socket() const { return state_dir_ + "/socket"; }
     // `gantry instance info --json`: {} when it does not answer.
     nlohmann::json info() const;
+    // Entries (NAME=VALUE) set for the commands below besides GANTRY_URI.
+    void set_environment(std::vector<std::string> entries) { environment_ = std::move(entries); }
     // The argv of `gantry args...` inside the instance (GANTRY_URI set).
     std::vector<std::string> command(const std::vector<std::string>& args) const;
     // Runs `gantry args...` inside the instance.
     CommandResult gantry(const std::vector<std::string>& args, const std::string& input = "") const;
+    // Runs it and checks its whole stdout, stderr and exit code; failures
+    // name the command line.
+    void expect(const std::vector<std::string>& args, const std::string& out,
+                const std::string& err, int exit_code) const;
+    // `gantry submit args...`, checked to print an id and nothing else: the id.
+    std::string submit(const std::vector<std::string>& args) const;
+    // `gantry info --json ID`: {} while there is no such job.
+    nlohmann::json job(const std::string& id) const;
+    // Its state; "" while there is no such job.
+    std::string job_state(const std::string& id) const;
 
 private:
     std::string state_dir_;
     std::string uri_;
     pid_t pid_ = -1;
+    std::vector<std::string> environment_;
 };
 
 }  // namespace gantry::test

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -125,6 +126,14 @@ void expect_gantry(const std::vector<std::string>& args, const std::string& inpu
     EXPECT_EQ(result.out, out);
     EXPECT_EQ(result.err, err);
     EXPECT_EQ(result.exit_code, exit_code);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    return lines;
 }
 
 }  // namespace gantry::test

@@ -27,4 +27,7 @@ void expect_gantry(const std::vector<std::string>& args, const std::string& inpu
 // Path of the gantry binary under test.
 std::string gantry_binary();
 
+// `text` split at its newlines (a last line without one counts too).
+std::vector<std::string> lines_of(const std::string& text);
+
 }  // namespace gantry::test
