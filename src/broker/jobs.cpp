@@ -552,7 +552,9 @@ struct JobManager::Impl {
         const auto ntasks = static_cast<std::uint32_t>(map->tasks.size());
         const TaskMap exec_map = task_map(*map);
         job.exec_maps.push_back({exec_map, free.ranks()});
-        check(store.set_taskmap(job.id, combined_task_map(job.exec_maps).to_json()));
+        const std::string taskmap = combined_task_map(job.exec_maps).to_json();
+        check(job.manual ? store.replace_taskmap(job.id, taskmap)
+                         : store.set_taskmap(job.id, taskmap));
         const Json header = {{"id", std::to_string(job.id)},
                              {"jobspec", placed.to_json()},
                              {"R", free.to_json()},
@@ -659,8 +661,6 @@ struct JobManager::Impl {
                     store.append_event(job.id, now(), "finish", {{"status", *job.finish_status}}));
                 check(store.set_exit_code(job.id, shell::exit_code_of(*job.finish_status)));
             }
-            if (job.manual && job.R)
-                check(store.set_R(job.id, job.R->encode()));
             check(store.set_state(job.id, JobState::Cleanup, now()));
             if (transaction)
                 check(transaction->commit());
@@ -772,6 +772,7 @@ struct JobManager::Impl {
             return Error("job.grow", "busy: " + held.error().str());
         }
         job.R = std::move(*grown);
+        check(store.replace_R(job.id, job.R->encode()));
         post_event(job, "grow", {{"R", added.to_json()}});
         return {};
     }
@@ -786,6 +787,7 @@ struct JobManager::Impl {
         const ResourceSet after = before.diff(removed);
         check(hold(job, after));
         job.R = after;
+        check(store.replace_R(job.id, after.encode()));
         for (const auto& run : job.execs)
             if (!run->R.intersect(taken).empty())
                 run->process->terminate();

@@ -427,6 +427,24 @@ struct Store::Impl {
         return *last + 1;
     }
 
+    // Sets a text column whatever it held.
+    Status replace(JobId id, const char* column, std::string_view title, std::string_view text) {
+        const std::string what = "setting " + std::string(title) + " of " + job_name(id);
+        return write(what, [&]() -> Status {
+            Result<Query> update =
+                query(what, "UPDATE jobs SET " + std::string(column) + " = ? WHERE id = ?");
+            if (!update)
+                return update.error();
+            (*update)->bind(1, text);
+            (*update)->bind(2, id);
+            if (Status done = (*update)->run(what); !done)
+                return done;
+            if (sqlite3_changes64(db.get()) == 0)
+                return no_job(id);
+            return {};
+        });
+    }
+
     // Sets a column that is set once.
     Status set_once(JobId id, const char* column, std::string_view title, std::int64_t number,
                     std::optional<std::string_view> text) {
@@ -704,6 +722,14 @@ Status Store::set_R(JobId id, std::string_view R) {
 
 Status Store::set_taskmap(JobId id, std::string_view taskmap) {
     return impl_->set_once(id, "taskmap", "a task map", 0, taskmap);
+}
+
+Status Store::replace_R(JobId id, std::string_view R) {
+    return impl_->replace(id, "R", "R", R);
+}
+
+Status Store::replace_taskmap(JobId id, std::string_view taskmap) {
+    return impl_->replace(id, "taskmap", "a task map", taskmap);
 }
 
 Status Store::set_exit_code(JobId id, int exit_code) {

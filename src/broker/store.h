@@ -153,10 +153,14 @@ public:
     // of INACTIVE; moving to the state a job is in changes nothing.
     Status set_state(JobId id, JobState state, double time);
     Status set_urgency(JobId id, int urgency);
-    // R, the task map and the exit code are set once each.
+    // R, the task map and the exit code are set once each...
     Status set_R(JobId id, std::string_view R);
     Status set_taskmap(JobId id, std::string_view taskmap);
     Status set_exit_code(JobId id, int exit_code);
+    // ...except a program's (RFC 8's job.new), whose R and task map change
+    // as it grows, shrinks and execs.
+    Status replace_R(JobId id, std::string_view R);
+    Status replace_taskmap(JobId id, std::string_view taskmap);
     // Each task's end is recorded once.
     Status record_task_exits(JobId id, std::span<const TaskExit> exits);
 

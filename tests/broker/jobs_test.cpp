@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include "broker/api.h"
+#include "support/machine.h"
 #include "support/other_user.h"
 #include "support/process.h"
 #include "support/run_command.h"
@@ -42,6 +43,7 @@ using api::Client;
 using test::ended;
 using test::eventually;
 using test::exists;
+using test::host_name;
 using test::read_file;
 using Clock = std::chrono::steady_clock;
 using JobId = std::uint64_t;
@@ -50,12 +52,6 @@ using Strings = std::vector<std::string>;
 using Output = std::map<std::pair<std::string, std::int64_t>, std::string>;
 
 constexpr const char* kPath = "/usr/local/bin:/usr/bin:/bin";
-
-std::string host_name() {
-    char name[HOST_NAME_MAX + 1] = {};
-    ::gethostname(name, sizeof name - 1);
-    return name;
-}
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();

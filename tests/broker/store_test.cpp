@@ -486,6 +486,19 @@ TEST_F(StoreTest, StatesOnlyMoveForward) {
     EXPECT_EQ(to_string(O::Stderr), "stderr");
 }
 
+TEST_F(StoreTest, AProgramsRAndTaskMapAreReplaced) {
+    Store store = open();
+    const JobId id = store.create_job(new_job("p", 1)).value();
+    ASSERT_TRUE(store.replace_R(id, "{\"a\":1}").ok());
+    ASSERT_TRUE(store.replace_R(id, "{\"b\":2}").ok());
+    ASSERT_TRUE(store.replace_taskmap(id, "[[0,1,1,1]]").ok());
+    ASSERT_TRUE(store.replace_taskmap(id, "[[0,1,2,1]]").ok());
+    const JobRecord job = store.job(id).value();
+    EXPECT_EQ(job.R, "{\"b\":2}");
+    EXPECT_EQ(job.taskmap, "[[0,1,2,1]]");
+    EXPECT_EQ(error_of(store.replace_R(9, "{}")), "store: no job 9");
+}
+
 TEST_F(StoreTest, RecordsSetOnceAreRefusedTheSecondTime) {
     Store store = open();
     const JobId id = store.create_job(new_job("j", 1)).value();

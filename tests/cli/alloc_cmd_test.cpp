@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/instance.h"
+#include "support/machine.h"
 #include "support/process.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
@@ -30,12 +31,6 @@ using Json = nlohmann::json;
 using Lines = std::vector<std::string>;
 
 const std::string kGantry = gantry_binary();
-
-std::string host_name() {
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    return name;
-}
 
 // The job shell's line on stderr about a task that failed.
 std::string task_exited(int code) {

@@ -338,18 +338,19 @@ TEST_F(JobCmd, ExecWithoutResourcesIsRefused) {
 // docs/commands/job.md: "A refusal drops the pending apps: map them again
 // (after a grow, say)." The execs after the refusals below would start an
 // app left pending.
-TEST_F(JobCmd, AnExecRefusedForWantOfResourcesDropsThePendingApps) {
+TEST_F(JobCmd, AnExecRefusedForWantOfResourcesKeepsThePendingApps) {
     const std::string id = new_program();
     const std::string ran = dir_ / "ran";
     map(id, {"touch", ran});
     expect({"job", "exec", id}, "", no_resources(id), 1);
     grow(id, "0", "rank0/core0");
-    expect({"job", "exec", id}, "", no_tasks(id), 1);
-    expect({"job", "terminate", id}, "", "", 1);
-    EXPECT_FALSE(exists(ran));
+    expect({"job", "exec", id}, "0\n", "", 0);
+    ASSERT_TRUE(eventually([&] { return has_event(id, "exec.end ranks=\"0\" status=0"); }));
+    EXPECT_TRUE(exists(ran));
+    expect({"job", "terminate", id}, "", "", 0);
 }
 
-TEST_F(JobCmd, AnExecRefusedForWantOfFreeResourcesDropsThePendingApps) {
+TEST_F(JobCmd, AnExecRefusedForWantOfFreeResourcesKeepsThePendingApps) {
     const std::string id = new_program();
     grow(id, "0", "rank0/core0");
     const std::string running = dir_ / "running";
@@ -358,11 +359,13 @@ TEST_F(JobCmd, AnExecRefusedForWantOfFreeResourcesDropsThePendingApps) {
     const std::string ran = dir_ / "ran";
     map(id, {"touch", ran});
     expect({"job", "exec", id}, "", no_free_resources(id), 1);
+    EXPECT_FALSE(exists(ran));
     std::ofstream(go_).close();
     ASSERT_TRUE(eventually([&] { return has_event(id, "exec.end ranks=\"0\" status=0"); }));
-    expect({"job", "exec", id}, "", no_tasks(id), 1);
+    expect({"job", "exec", id}, "1\n", "", 0);
+    ASSERT_TRUE(eventually([&] { return has_event(id, "exec.end ranks=\"1\" status=0"); }));
+    EXPECT_TRUE(exists(ran));
     expect({"job", "terminate", id}, "", "", 0);
-    EXPECT_FALSE(exists(ran));
 }
 
 TEST_F(JobCmd, SubmittedJobsAreRunByTheInstanceNotByProgramMethods) {

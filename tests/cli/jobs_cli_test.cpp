@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/instance.h"
+#include "support/machine.h"
 #include "support/process.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
@@ -39,11 +40,6 @@ const std::string kGantry = gantry_binary();
 Lines sorted(Lines lines) {
     std::sort(lines.begin(), lines.end());
     return lines;
-}
-
-std::string user_name() {
-    const passwd* entry = ::getpwuid(::getuid());
-    return entry ? entry->pw_name : std::to_string(::getuid());
 }
 
 const std::string kUid = std::to_string(::getuid());

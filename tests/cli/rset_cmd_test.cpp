@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/machine.h"
 #include "support/run_command.h"
 #include "support/vectors.h"
 
@@ -19,6 +20,7 @@ namespace gantry {
 namespace {
 
 using test::CommandResult;
+using test::host_name;
 using test::run_gantry;
 
 // Runs `gantry R args...`, expecting success, and returns its stdout.
@@ -35,14 +37,6 @@ CommandResult R_result(const std::vector<std::string>& args, const std::string& 
     std::vector<std::string> argv{"R"};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_gantry(argv, input);
-}
-
-// As `gantry R encode` names hosts by default: this machine, up to its first dot.
-std::string this_host() {
-    char name[256] = {};
-    gethostname(name, sizeof name - 1);
-    const std::string host = name;
-    return host.substr(0, host.find('.'));
 }
 
 // Each `flux R` command line of the vectors, run with `gantry R`; returns what
@@ -204,7 +198,7 @@ const std::map<std::string, std::string> kFluxROutputs = {
 
 std::string with_host(std::string text) {
     for (auto at = text.find("HOST"); at != std::string::npos; at = text.find("HOST"))
-        text.replace(at, 4, this_host());
+        text.replace(at, 4, host_name());
     return text;
 }
 
@@ -269,7 +263,7 @@ TEST(RCommand, EncodeWritesCompactR) {
     EXPECT_EQ(
         R({"encode", "-r", "0-1"}),
         R"({"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"0"}}],"nodelist":[")" +
-            this_host() + "," + this_host() + R"("],"starttime":0.0,"expiration":0.0}})" + "\n");
+            host_name() + "," + host_name() + R"("],"starttime":0.0,"expiration":0.0}})" + "\n");
     EXPECT_EQ(R({"decode", "--ranks", "--nodelist"}, R({"encode", "-H", "a,b,c"})), "a,b,c\n0-2\n");
 }
 

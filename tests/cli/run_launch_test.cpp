@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/machine.h"
 #include "support/run_command.h"
 #include "support/vectors.h"
 
@@ -25,13 +26,6 @@ Lines sorted_lines(const std::string& text) {
         lines.push_back(line);
     std::sort(lines.begin(), lines.end());
     return lines;
-}
-
-std::string hostname() {
-    char name[256] = {};
-    gethostname(name, sizeof name - 1);
-    std::string text(name);
-    return text.substr(0, text.find('.'));
 }
 
 std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -72,7 +66,7 @@ TEST(RunLaunch, MpiMpmdJobHasOneWorldAndTwoAppnums) {
 TEST(RunLaunch, MpiAbortEndsTheJobWithItsCode) {
     const auto result = run_gantry({"run", "-n", "2", kProbe, "abort"});
     EXPECT_EQ(result.exit_code, 7) << result.err;
-    EXPECT_NE(result.err.find("gantry: task 1 (" + hostname() + ")"), std::string::npos)
+    EXPECT_NE(result.err.find("gantry: task 1 (" + host_name() + ")"), std::string::npos)
         << result.err;
 }
 
@@ -160,9 +154,9 @@ TEST(RunLaunch, TaskSettings) {
 
 TEST(RunLaunch, ExitCodesAndTheSummaryLine) {
     expect_gantry({"run", "-n", "2", "sh", "-c", "exit $((GANTRY_TASK_RANK * 5))"}, "", "",
-                  "gantry: task 1 (" + hostname() + ") exited with exit code 5\n", 5);
+                  "gantry: task 1 (" + host_name() + ") exited with exit code 5\n", 5);
     expect_gantry({"run", "-n", "1", "sh", "-c", "kill -SEGV $$"}, "", "",
-                  "gantry: task 0 (" + hostname() + ") killed by signal 11 (Segmentation fault)\n",
+                  "gantry: task 0 (" + host_name() + ") killed by signal 11 (Segmentation fault)\n",
                   139);
     expect_gantry({"run", "-n", "2", "/nonexistent/x"}, "", "",
                   "gantry: app 0 (/nonexistent/x): /nonexistent/x: No such file or directory\n",
@@ -210,7 +204,7 @@ TEST(RunLaunch, BadLaunchOptions) {
     expect_gantry({"run", "-H", "elsewhere", "-n", "1", "true"}, "", "",
                   "gantry: run: tasks mapped to \"elsewhere\", but gantry run starts tasks on this "
                   "machine (" +
-                      hostname() + ") only; add --dry-run to see the map\n",
+                      host_name() + ") only; add --dry-run to see the map\n",
                   2);
 }
 

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include "support/machine.h"
 #include "support/other_user.h"
 #include "support/raw_peer.h"
 
@@ -41,11 +42,6 @@ const std::string kGantry = gantry_binary();
 
 CommandResult run_sh(const std::string& script) {
     return run_program({"sh", "-c", script});
-}
-
-std::string user_name() {
-    const passwd* entry = ::getpwuid(::getuid());
-    return entry ? entry->pw_name : std::to_string(::getuid());
 }
 
 mode_t mode_of(const std::string& path) {
