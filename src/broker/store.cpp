@@ -427,15 +427,16 @@ struct Store::Impl {
         return *last + 1;
     }
 
-    // Sets a text column whatever it held.
-    Status replace(JobId id, const char* column, std::string_view title, std::string_view text) {
+    // Sets a column whatever it held.
+    template <class Value>
+    Status replace(JobId id, const char* column, std::string_view title, const Value& value) {
         const std::string what = "setting " + std::string(title) + " of " + job_name(id);
         return write(what, [&]() -> Status {
             Result<Query> update =
                 query(what, "UPDATE jobs SET " + std::string(column) + " = ? WHERE id = ?");
             if (!update)
                 return update.error();
-            (*update)->bind(1, text);
+            (*update)->bind(1, value);
             (*update)->bind(2, id);
             if (Status done = (*update)->run(what); !done)
                 return done;
@@ -701,19 +702,7 @@ Status Store::set_state(JobId id, JobState state, double time) {
 Status Store::set_urgency(JobId id, int urgency) {
     if (Status valid = check_urgency(urgency); !valid)
         return valid;
-    const std::string what = "setting the urgency of " + job_name(id);
-    return impl_->write(what, [&]() -> Status {
-        Result<Query> update = impl_->query(what, "UPDATE jobs SET urgency = ? WHERE id = ?");
-        if (!update)
-            return update.error();
-        (*update)->bind(1, urgency);
-        (*update)->bind(2, id);
-        if (Status done = (*update)->run(what); !done)
-            return done;
-        if (sqlite3_changes64(impl_->db.get()) == 0)
-            return no_job(id);
-        return {};
-    });
+    return impl_->replace(id, "urgency", "the urgency", urgency);
 }
 
 Status Store::set_R(JobId id, std::string_view R) {

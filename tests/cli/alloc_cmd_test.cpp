@@ -59,29 +59,19 @@ void write_script(const std::string& path, const std::string& text) {
 
 // A daemon instance of its own for each test: the parent of the child
 // instances that gantry alloc and gantry batch start.
-class AllocCmd : public testing::Test {
+class AllocCmd : public InstanceTest {
 protected:
     // `gantry` in PATH as for a user, since what alloc and batch run calls
     // it by name, and SCRATCH naming the test's directory, since they run
     // with this environment.
     void SetUp() override {
-        ASSERT_TRUE(daemon_.ok());
+        InstanceTest::SetUp();
+        if (HasFatalFailure())
+            return;
         daemon_.set_environment({"PATH=" + path_, "SCRATCH=" + dir_.path()});
         cores_ = daemon_.info().value("cores", 0);
     }
 
-    std::vector<std::string> command(const std::vector<std::string>& args) const {
-        return daemon_.command(args);
-    }
-    CommandResult gantry(const std::vector<std::string>& args, const std::string& input = "") {
-        return daemon_.gantry(args, input);
-    }
-    void expect(const std::vector<std::string>& args, const std::string& out,
-                const std::string& err, int exit_code) {
-        daemon_.expect(args, out, err, exit_code);
-    }
-    Json info(const std::string& id) { return daemon_.job(id); }
-    std::string state(const std::string& id) { return daemon_.job_state(id); }
     // Whether the parent's cores are all free again: a job that needs all
     // of them runs (waited for with a limit, not by `gantry run`, which
     // would wait for ever).
@@ -94,9 +84,6 @@ protected:
         expect({"attach", id}, "0: all cores\n", "", 0);
     }
 
-    ScratchDir dir_{"gantry-alloc-cmd"};
-    DaemonInstance daemon_{dir_ / "state"};
-    const std::string uri_ = daemon_.uri();
     const std::string path_ = std::filesystem::path(kGantry).parent_path().string() + ":" +
                               (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
     int cores_ = 0;

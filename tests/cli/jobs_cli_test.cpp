@@ -45,24 +45,8 @@ Lines sorted(Lines lines) {
 const std::string kUid = std::to_string(::getuid());
 
 // A daemon instance of its own for each test, shut down at its end.
-class JobsCli : public testing::Test {
+class JobsCli : public InstanceTest {
 protected:
-    void SetUp() override { ASSERT_TRUE(daemon_.ok()); }
-
-    // `gantry args...` inside the instance (GANTRY_URI set).
-    std::vector<std::string> command(const std::vector<std::string>& args) const {
-        return daemon_.command(args);
-    }
-    CommandResult gantry(const std::vector<std::string>& args, const std::string& input = "") {
-        return daemon_.gantry(args, input);
-    }
-    void expect(const std::vector<std::string>& args, const std::string& out,
-                const std::string& err, int exit_code) {
-        daemon_.expect(args, out, err, exit_code);
-    }
-    std::string submit(const std::vector<std::string>& args) { return daemon_.submit(args); }
-    Json info(const std::string& id) { return daemon_.job(id); }
-    std::string state(const std::string& id) { return daemon_.job_state(id); }
     // A job that runs until killed, once it has set its traps: it creates
     // `ready` then, and exits 7 on SIGUSR1.
     std::string trapping_job(const std::string& ready) {
@@ -71,10 +55,6 @@ protected:
                            ready + "; while :; do sleep 0.05; done"});
     }
     std::string canceled_by() const { return "exception: cancel: canceled by " + kUid; }
-
-    ScratchDir dir_{"gantry-jobs-cli"};
-    DaemonInstance daemon_{dir_ / "state"};
-    const std::string uri_ = daemon_.uri();
 };
 
 // --- submit and wait -------------------------------------------------------------

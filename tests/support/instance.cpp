@@ -114,8 +114,8 @@ CommandResult DaemonInstance::gantry(const std::vector<std::string>& args,
 }
 
 void DaemonInstance::expect(const std::vector<std::string>& args, const std::string& out,
-                            const std::string& err, int exit_code) const {
-    const auto result = gantry(args);
+                            const std::string& err, int exit_code, const std::string& input) const {
+    const auto result = gantry(args, input);
     EXPECT_EQ(result.out, out) << "gantry " << testing::PrintToString(args);
     EXPECT_EQ(result.err, err) << "gantry " << testing::PrintToString(args);
     EXPECT_EQ(result.exit_code, exit_code) << "gantry " << testing::PrintToString(args);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "support/run_command.h"
@@ -62,10 +64,10 @@ public:
     std::vector<std::string> command(const std::vector<std::string>& args) const;
     // Runs `gantry args...` inside the instance.
     CommandResult gantry(const std::vector<std::string>& args, const std::string& input = "") const;
-    // Runs it and checks its whole stdout, stderr and exit code; failures
+    // Runs it (`input` on stdin) and checks its whole stdout, stderr and exit code; failures
     // name the command line.
     void expect(const std::vector<std::string>& args, const std::string& out,
-                const std::string& err, int exit_code) const;
+                const std::string& err, int exit_code, const std::string& input = "") const;
     // `gantry submit args...`, checked to print an id and nothing else: the id.
     std::string submit(const std::vector<std::string>& args) const;
     // `gantry info --json ID`: {} while there is no such job.
@@ -78,6 +80,32 @@ private:
     std::string uri_;
     pid_t pid_ = -1;
     std::vector<std::string> environment_;
+};
+
+// A fixture: a daemon instance of its own for each test, in a scratch
+// directory that goes with it, and its commands at hand.
+class InstanceTest : public testing::Test {
+protected:
+    void SetUp() override { ASSERT_TRUE(daemon_.ok()); }
+
+    std::vector<std::string> command(const std::vector<std::string>& args) const {
+        return daemon_.command(args);
+    }
+    CommandResult gantry(const std::vector<std::string>& args,
+                         const std::string& input = "") const {
+        return daemon_.gantry(args, input);
+    }
+    void expect(const std::vector<std::string>& args, const std::string& out,
+                const std::string& err, int exit_code, const std::string& input = "") const {
+        daemon_.expect(args, out, err, exit_code, input);
+    }
+    std::string submit(const std::vector<std::string>& args) const { return daemon_.submit(args); }
+    nlohmann::json info(const std::string& id) const { return daemon_.job(id); }
+    std::string state(const std::string& id) const { return daemon_.job_state(id); }
+
+    ScratchDir dir_;
+    DaemonInstance daemon_{dir_ / "state"};
+    const std::string uri_ = daemon_.uri();
 };
 
 }  // namespace gantry::test
