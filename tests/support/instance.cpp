@@ -7,8 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "support/process.h"
 
 namespace gantry::test {
@@ -127,8 +125,11 @@ std::string DaemonInstance::submit(const std::vector<std::string>& args) const {
     const auto result = gantry(argv);
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.err, "");
-    EXPECT_TRUE(std::regex_match(result.out, std::regex("[1-9][0-9]*\n"))) << result.out;
-    return result.out.substr(0, result.out.find('\n'));
+    const std::string id = result.out.substr(0, result.out.find('\n'));
+    EXPECT_TRUE(!id.empty() && id[0] != '0' && result.out == id + "\n" &&
+                id.find_first_not_of("0123456789") == std::string::npos)
+        << "not an id: " << result.out;
+    return id;
 }
 
 nlohmann::json DaemonInstance::job(const std::string& id) const {
