@@ -95,6 +95,25 @@ TEST_F(JobsCli, SubmitErrors) {
     EXPECT_EQ(outside.exit_code, 2);
 }
 
+TEST_F(JobsCli, RunInsideAnInstanceSubmitsAJobAndFollowsIt) {
+    const auto run = gantry({"run", "-n", "2", "--label-io", "sh", "-c",
+                             "echo out $GANTRY_TASK_RANK; exit $((3 - 3 * GANTRY_TASK_RANK))"});
+    EXPECT_EQ(sorted(lines_of(run.out)), (Lines{"0: out 0", "1: out 1"}));
+    EXPECT_EQ(run.exit_code, 3);
+    // A job of the instance like any other: recorded, with its output.
+    const Json job = info("1");
+    EXPECT_EQ(job.value("state", ""), "INACTIVE");
+    EXPECT_EQ(job.value("ntasks", 0), 2);
+    EXPECT_EQ(job.value("exit_code", 0), 3);
+    EXPECT_EQ(sorted(lines_of(gantry({"attach", "1"}).out)), (Lines{"0: out 0", "1: out 1"}));
+    // MPMD, as outside.
+    const auto mpmd =
+        gantry({"run", "--label-io", "-n", "1", "echo", "a", ":", "-n", "1", "echo", "b"});
+    EXPECT_EQ(sorted(lines_of(mpmd.out)), (Lines{"0: a", "1: b"}));
+    EXPECT_EQ(mpmd.err, "");
+    EXPECT_EQ(mpmd.exit_code, 0);
+}
+
 TEST_F(JobsCli, WaitAllReportsEachJobThatDidNotComplete) {
     const std::string go = dir_ / "go";
     const std::string wait_for_go = "while [ ! -e " + go + " ]; do sleep 0.05; done; ";
