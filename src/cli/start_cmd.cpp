@@ -18,6 +18,7 @@
 #include "cli/command.h"
 #include "cli/instance_client.h"
 #include "formats/rset.h"
+#include "topo/topology.h"
 
 namespace gantry::cli {
 
@@ -56,10 +57,28 @@ Error error(std::string message) {
     return Error(std::string(kDomain), std::move(message));
 }
 
+// The part of a one-node job's R (cores counted from 0) that is this
+// task's: when the job runs several tasks, each bound to its own cores,
+// this process's topology counts only its cores, 0 to `ncores` - 1, and
+// its instance owns those, not its siblings'.
+ResourceSet own_part(const ResourceSet& job, unsigned ncores) {
+    if (job.targets().size() != 1 || ncores == 0)
+        return job;
+    const auto& [rank, target] = *job.targets().begin();
+    if (target.cores.count() <= ncores)
+        return job;
+    Target own = target;
+    own.cores &= IdSet::range(0, ncores - 1);
+    ResourceSet part;
+    (void)part.insert(rank, own);
+    return part;
+}
+
 // Inside a job of an instance (GANTRY_URI and GANTRY_JOB_ID set, as for a
 // job's tasks): that job's R, its ranks and cores counted from 0 as the
 // child instance sees them (this process is confined to those cores, and
-// its topology counts only them). Elsewhere: none.
+// its topology counts only them), or this task's part of it. Elsewhere:
+// none.
 Result<std::optional<ResourceSet>> enclosing_job_resources() {
     const char* uri = std::getenv(std::string(api::kUriVariable).c_str());
     const char* job = std::getenv("GANTRY_JOB_ID");
@@ -77,7 +96,10 @@ Result<std::optional<ResourceSet>> enclosing_job_resources() {
     auto R = ResourceSet::from_json(info->value("R", Json()));
     if (!R)
         return error("the R of job " + std::string(job) + ": " + R.error().str());
-    return std::optional<ResourceSet>(R->remap());
+    const auto topology = Topology::local();
+    if (!topology)
+        return topology.error();
+    return std::optional<ResourceSet>(own_part(R->remap(), topology->ncores()));
 }
 
 // The inventory: the R file given, checked; inside a job, the job's R; or

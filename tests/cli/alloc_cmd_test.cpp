@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -90,6 +91,28 @@ protected:
 };
 
 // --- two levels deep ----------------------------------------------------------
+
+// Several `gantry start` tasks of one job, each bound to a core: each
+// instance owns its task's core, not the whole job's, and runs its jobs
+// there.
+TEST_F(AllocCmd, EachStartTaskOfAJobOwnsItsOwnCores) {
+    if (cores_ < 2)
+        GTEST_SKIP() << "needs 2 cores, the instance holds " << cores_;
+    const auto run = gantry({"run", "-n", "2", "gantry", "start", "sh", "-c",
+                             "gantry instance info --json | grep -o '\"cores\":[0-9]*'; "
+                             "gantry run grep Cpus_allowed_list: /proc/self/status"});
+    EXPECT_EQ(run.err, "");
+    EXPECT_EQ(run.exit_code, 0);
+    std::vector<std::string> lines = lines_of(run.out);
+    std::sort(lines.begin(), lines.end());
+    ASSERT_EQ(lines.size(), 4u) << run.out;
+    EXPECT_EQ(lines[0], "\"cores\":1");
+    EXPECT_EQ(lines[1], "\"cores\":1");
+    // The two inner jobs ran on different cores.
+    EXPECT_TRUE(std::regex_match(lines[2], std::regex("Cpus_allowed_list:\t[0-9]+"))) << lines[2];
+    EXPECT_TRUE(std::regex_match(lines[3], std::regex("Cpus_allowed_list:\t[0-9]+"))) << lines[3];
+    EXPECT_NE(lines[2], lines[3]);
+}
 
 TEST_F(AllocCmd, TwoLevelsDeepEachLevelIsAnInstanceOfItsPartNumberedFromZero) {
     if (cores_ < 2)
