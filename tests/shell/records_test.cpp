@@ -7,29 +7,21 @@
 
 #include <climits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "support/shell_jobs.h"
 
 namespace gantry::shell::records {
 namespace {
 
+using test::exit_of;
+using test::message;
+using test::output;
+using test::started;
+
 using Kind = Record::Kind;
-
-Record output(Kind kind, std::uint32_t rank, std::string bytes) {
-    return Record{.kind = kind, .rank = rank, .wait_status = 0, .bytes = std::move(bytes)};
-}
-
-Record message(std::string line) {
-    return Record{.kind = Kind::Message, .rank = 0, .wait_status = 0, .bytes = std::move(line)};
-}
-
-Record started() {
-    return Record{.kind = Kind::Started, .rank = 0, .wait_status = 0, .bytes = {}};
-}
-
-Record exit_of(std::uint32_t rank, int wait_status) {
-    return Record{.kind = Kind::Exit, .rank = rank, .wait_status = wait_status, .bytes = {}};
-}
 
 Control signal_of(int signal) {
     return Control{.kind = Control::Kind::Signal, .signal = signal};
@@ -39,51 +31,28 @@ Control terminate() {
     return Control{.kind = Control::Kind::Terminate, .signal = 0};
 }
 
-// Every record `reader` gives until it needs more bytes; fails the test on
-// an error.
-std::vector<Record> drain(Reader& reader) {
-    std::vector<Record> records;
+// Every record (or control) `reader` gives until it needs more bytes;
+// fails the test on an error.
+template <class AnyReader>
+auto drain(AnyReader& reader) {
+    std::vector<std::decay_t<decltype(**reader.next())>> items;
     while (true) {
         auto next = reader.next();
         if (!next) {
             ADD_FAILURE() << next.error().str();
-            return records;
+            return items;
         }
         if (!*next)
-            return records;
-        records.push_back(std::move(**next));
+            return items;
+        items.push_back(std::move(**next));
     }
 }
 
-std::vector<Control> drain(ControlReader& reader) {
-    std::vector<Control> controls;
-    while (true) {
-        auto next = reader.next();
-        if (!next) {
-            ADD_FAILURE() << next.error().str();
-            return controls;
-        }
-        if (!*next)
-            return controls;
-        controls.push_back(**next);
-    }
-}
-
-// The error a reader gives for `bytes`, all given at once.
+// The error a reader of records (or of controls) gives for `bytes`, all
+// given at once.
+template <class AnyReader = Reader>
 std::string error_of(std::string_view bytes) {
-    Reader reader;
-    reader.append(bytes);
-    while (true) {
-        auto next = reader.next();
-        if (!next)
-            return next.error().str();
-        if (!*next)
-            return "(no error: waits for more bytes)";
-    }
-}
-
-std::string control_error_of(std::string_view bytes) {
-    ControlReader reader;
+    AnyReader reader;
     reader.append(bytes);
     while (true) {
         auto next = reader.next();
@@ -368,8 +337,8 @@ TEST(RecordsControl, EveryBadMessageWithItsMessage) {
          R"(records: control message "xxxxxxxxxxxxxxxx"... longer than 32 bytes at byte 10)"},
     };
     for (const auto& [bytes, error] : cases)
-        EXPECT_EQ(control_error_of(bytes), error) << "for " << quote(bytes);
-    EXPECT_EQ(control_error_of("signal 1"), "(no error: waits for more bytes)");
+        EXPECT_EQ(error_of<ControlReader>(bytes), error) << "for " << quote(bytes);
+    EXPECT_EQ(error_of<ControlReader>("signal 1"), "(no error: waits for more bytes)");
 }
 
 TEST(RecordsControl, StaysFailed) {

@@ -28,36 +28,16 @@
 #include "pmi/server.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
+#include "support/shell_jobs.h"
 
 namespace gantry::shell {
 namespace {
 
 using test::read_file;
+using test::sh_job;
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-constexpr const char* kHost = "node0";
-
-Task sh_task(std::uint32_t rank, const std::string& script) {
-    Task task;
-    task.rank = rank;
-    task.argv = {"sh", "-c", script};
-    task.env = {"PATH=/usr/bin:/bin", "RANK=" + std::to_string(rank)};
-    return task;
-}
-
-// A job of one sh script per rank, on node0, stdin from /dev/null.
-Job sh_job(const std::vector<std::string>& scripts) {
-    Job job;
-    job.id = "job1";
-    job.hostname = kHost;
-    for (std::size_t rank = 0; rank < scripts.size(); ++rank)
-        job.tasks.push_back(sh_task(static_cast<std::uint32_t>(rank), scripts[rank]));
-    job.app_commands = {"sh"};
-    job.input.source = Input::Source::None;
-    return job;
-}
 
 struct Outcome {
     int exit_code = -1;

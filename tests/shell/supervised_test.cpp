@@ -26,52 +26,22 @@
 #include "shell/records.h"
 #include "shell/shell.h"
 #include "support/scratch.h"
+#include "support/shell_jobs.h"
 
 namespace gantry::shell {
 namespace {
 
+using test::exit_of;
+using test::message;
+using test::output;
 using test::read_file;
+using test::sh_job;
+using test::started;
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using records::Record;
 using Kind = records::Record::Kind;
-
-Task sh_task(std::uint32_t rank, const std::string& script) {
-    Task task;
-    task.rank = rank;
-    task.argv = {"sh", "-c", script};
-    task.env = {"PATH=/usr/bin:/bin", "RANK=" + std::to_string(rank)};
-    return task;
-}
-
-// A job of one sh script per rank, on node0, stdin from /dev/null.
-Job sh_job(const std::vector<std::string>& scripts) {
-    Job job;
-    job.id = "job1";
-    job.hostname = "node0";
-    for (std::size_t rank = 0; rank < scripts.size(); ++rank)
-        job.tasks.push_back(sh_task(static_cast<std::uint32_t>(rank), scripts[rank]));
-    job.app_commands = {"sh"};
-    job.input.source = Input::Source::None;
-    return job;
-}
-
-Record output(Kind kind, std::uint32_t rank, std::string bytes) {
-    return Record{.kind = kind, .rank = rank, .wait_status = 0, .bytes = std::move(bytes)};
-}
-
-Record message(std::string line) {
-    return Record{.kind = Kind::Message, .rank = 0, .wait_status = 0, .bytes = std::move(line)};
-}
-
-Record started() {
-    return Record{.kind = Kind::Started, .rank = 0, .wait_status = 0, .bytes = {}};
-}
-
-Record exit_of(std::uint32_t rank, int wait_status) {
-    return Record{.kind = Kind::Exit, .rank = rank, .wait_status = wait_status, .bytes = {}};
-}
 
 // For failure messages: a record as its bytes.
 std::string show(const std::vector<Record>& list) {
