@@ -101,14 +101,18 @@ std::string encode_result(std::int64_t id, const Json& result, bool more) {
     return line;
 }
 
-std::string encode_error(std::optional<std::int64_t> id, std::string_view message) {
+std::string encode_error(std::optional<std::int64_t> id, std::string_view message,
+                         std::string_view type) {
     std::string line = "{";
     if (id) {
         line += "\"id\":";
         append_id(line, *id);
         line += ',';
     }
-    line += "\"error\":{\"message\":" + to_compact(Json(std::string(message))) + "}}\n";
+    line += "\"error\":{\"message\":" + to_compact(Json(std::string(message)));
+    if (!type.empty())
+        line += ",\"type\":" + to_compact(Json(std::string(type)));
+    line += "}}\n";
     return line;
 }
 
@@ -168,6 +172,8 @@ Result<Reply> parse_reply(std::string_view line) {
         if (!error->is_object() || message == error->end() || !message->is_string())
             return bad_reply("\"error\" has no string \"message\"");
         reply.message = message->get<std::string>();
+        if (const auto type = error->find("type"); type != error->end() && type->is_string())
+            reply.error_type = type->get<std::string>();
     }
     if (const auto more = json->find("more"); more != json->end()) {
         if (!more->is_boolean())
@@ -255,7 +261,9 @@ Client::Client(Client&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       uri_(std::move(other.uri_)),
       buffer_(std::move(other.buffer_)),
-      next_id_(other.next_id_) {}
+      next_id_(other.next_id_),
+      lost_(other.lost_),
+      last_error_type_(std::move(other.last_error_type_)) {}
 
 Client& Client::operator=(Client&& other) noexcept {
     if (this != &other) {
@@ -265,6 +273,8 @@ Client& Client::operator=(Client&& other) noexcept {
         uri_ = std::move(other.uri_);
         buffer_ = std::move(other.buffer_);
         next_id_ = other.next_id_;
+        lost_ = other.lost_;
+        last_error_type_ = std::move(other.last_error_type_);
     }
     return *this;
 }
@@ -274,7 +284,8 @@ Client::~Client() {
         ::close(fd_);
 }
 
-Error Client::lost() const {
+Error Client::lost() {
+    lost_ = true;
     return Error("", "lost the connection to the instance at " + uri_);
 }
 
@@ -320,6 +331,7 @@ Result<std::int64_t> Client::send(std::string_view method, const Json& params) {
 
 Result<Json> Client::call(std::string_view method, const Json& params,
                           const std::function<void(const Json&)>& on_more) {
+    last_error_type_.clear();
     const auto id = send(method, params);
     if (!id)
         return id.error();
@@ -327,8 +339,10 @@ Result<Json> Client::call(std::string_view method, const Json& params,
         auto reply = receive();
         if (!reply)
             return reply.error();
-        if (reply->message && (!reply->id || *reply->id == *id))
+        if (reply->message && (!reply->id || *reply->id == *id)) {
+            last_error_type_ = reply->error_type;
             return error_of(*reply);
+        }
         if (!reply->id || *reply->id != *id)
             return bad_reply("a reply to request " +
                              (reply->id ? std::to_string(*reply->id) : std::string("(none)")) +

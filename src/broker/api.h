@@ -11,6 +11,7 @@
 //   <- {"id":2,"result":{...},"more":true}        (any number of these)
 //   <- {"id":2,"result":{...}}                     (or an error: the end)
 //   <- {"id":3,"error":{"message":"gantry: unknown method \"x\""}}
+//   <- {"id":4,"error":{"message":"gantry: job 7: ...","type":"shutdown"}}
 //
 // Ids are the client's (integers); a reply carries its request's id. A
 // message without an id is about the connection itself (a refused peer, a
@@ -47,6 +48,7 @@ struct Reply {
     std::optional<std::int64_t> id;      // none: about the connection itself
     std::optional<Json> result;          // set on success
     std::optional<std::string> message;  // set on error: "gantry: ..."
+    std::string error_type;              // an error's "type", when it has one
     bool more = false;                   // another reply to the same id follows
 };
 
@@ -62,8 +64,15 @@ Result<std::string> socket_path_of(std::string_view uri);
 std::string encode_request(const Request& request);
 // A success reply; `more` marks one reply of a stream that goes on.
 std::string encode_result(std::int64_t id, const Json& result, bool more = false);
-// An error reply; without an id, an error about the connection.
-std::string encode_error(std::optional<std::int64_t> id, std::string_view message);
+// An error reply; without an id, an error about the connection. A `type`
+// lets clients tell an error apart without reading its words: "shutdown"
+// (the instance ended before the request could be answered).
+std::string encode_error(std::optional<std::int64_t> id, std::string_view message,
+                         std::string_view type = {});
+
+// The error type of a request the instance could not answer because it
+// shut down.
+inline constexpr std::string_view kShutdownError = "shutdown";
 
 // --- Decoding ----------------------------------------------------------------
 
@@ -137,15 +146,21 @@ public:
     int native_handle() const { return fd_; }
 
     const std::string& uri() const { return uri_; }
+    // The connection broke or the instance closed it (an error said so).
+    bool lost_connection() const { return lost_; }
+    // The "type" of the error reply the last call() returned, if it had one.
+    const std::string& last_error_type() const { return last_error_type_; }
 
 private:
     Client(int fd, std::string uri) : fd_(fd), uri_(std::move(uri)) {}
-    Error lost() const;
+    Error lost();
 
     int fd_ = -1;
     std::string uri_;
     LineBuffer buffer_;
     std::int64_t next_id_ = 1;
+    bool lost_ = false;
+    std::string last_error_type_;
 };
 
 }  // namespace gantry::api

@@ -1,6 +1,7 @@
 #include "broker/broker.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <deque>
 #include <exception>
 #include <utility>
+#include <vector>
 
 #include <asio/post.hpp>
 #include <asio/write.hpp>
@@ -63,9 +65,14 @@ public:
     }
     bool drained() const { return closed_ || (!writing_ && output_.empty()); }
     bool open() const { return !closed_; }
+    // `gone` is posted on the loop when the connection closes, unless the
+    // broker goes first.
+    void when_closed(std::function<void()> gone) { on_close_.push_back(std::move(gone)); }
+    void post(std::function<void()> work) { asio::post(socket_.get_executor(), std::move(work)); }
 
 private:
     void read();
+    bool peer_closed();
     void pump();
     void dispatch(const std::string& line);
     void fail(std::optional<std::int64_t> id, const Error& error);
@@ -86,6 +93,7 @@ private:
     bool last_sent_ = false;    // close once the output is written
     bool quiescing_ = false;
     bool closed_ = false;
+    std::vector<std::function<void()>> on_close_;
 };
 
 Call::~Call() {
@@ -124,12 +132,12 @@ void Responder::result(const Json& result) {
     }
 }
 
-void Responder::error(const Error& error) {
+void Responder::error(const Error& error, std::string_view type) {
     if (call_->done)
         return;
     call_->done = true;
     if (const auto client = call_->session.lock()) {
-        client->send(api::encode_error(call_->id, whole_line(error)));
+        client->send(api::encode_error(call_->id, whole_line(error), type));
         client->finished();
     }
 }
@@ -141,6 +149,16 @@ bool Responder::done() const {
 bool Responder::connected() const {
     const auto client = call_->session.lock();
     return client && client->open();
+}
+
+void Responder::when_disconnected(std::function<void()> gone) const {
+    const auto client = call_->session.lock();
+    if (client && client->open()) {
+        client->when_closed(std::move(gone));
+        return;
+    }
+    if (client)
+        client->post(std::move(gone));
 }
 
 // --- Session -----------------------------------------------------------------
@@ -176,7 +194,7 @@ void Session::read() {
             if (self->closed_ || !self->broker_ || self->quiescing_)
                 return;
             if (error) {
-                if (error != asio::error::eof) {
+                if (error != asio::error::eof || self->peer_closed()) {
                     self->close();
                     return;
                 }
@@ -186,6 +204,15 @@ void Session::read() {
             self->pump();
             self->read();
         });
+}
+
+// End of input is either a client that has stopped writing and waits for
+// its replies (shutdown(SHUT_WR)) or one that has gone: only then does the
+// socket report a hang-up. A gone client's streams end at once, and what
+// was bound to its connection learns of it (Responder::when_disconnected).
+bool Session::peer_closed() {
+    pollfd socket{socket_.native_handle(), 0, 0};
+    return ::poll(&socket, 1, 0) == 1 && (socket.revents & POLLHUP) != 0;
 }
 
 void Session::pump() {
@@ -309,6 +336,8 @@ void Session::close() {
     output_.clear();
     queued_ = 0;
     if (broker_) {
+        for (auto& gone : std::exchange(on_close_, {}))
+            post(std::move(gone));
         auto self = shared_from_this();
         broker_->remove(self);
         broker_->check_drained();

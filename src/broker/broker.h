@@ -56,12 +56,16 @@ public:
     void more(const Json& result);
     // The final reply: {"id":N,"result":RESULT}.
     void result(const Json& result);
-    // The final reply: {"id":N,"error":{"message":"gantry: " + error.str()}}.
-    void error(const Error& error);
+    // The final reply: {"id":N,"error":{"message":"gantry: " + error.str()}},
+    // with "type" when `type` is not empty (api::kShutdownError).
+    void error(const Error& error, std::string_view type = {});
     // The final reply was given.
     bool done() const;
     // The client is still connected (a stream may stop when it is not).
     bool connected() const;
+    // `gone` runs on the loop once the client's connection closes (at once,
+    // posted, when it already has); never when the broker is destroyed first.
+    void when_disconnected(std::function<void()> gone) const;
 
 private:
     std::shared_ptr<Call> call_;

@@ -22,6 +22,7 @@
 #include "shell/exit_status.h"
 #include "topo/topology.h"
 #include "util/base64.h"
+#include "util/duration.h"
 
 namespace gantry::broker {
 
@@ -33,6 +34,14 @@ constexpr std::uint32_t kShellRank = std::numeric_limits<std::uint32_t>::max();
 constexpr std::size_t kReplyBytes = std::size_t{1} << 20;
 // Stdin a front end may send before the job's tasks have started.
 constexpr std::size_t kEarlyStdinBytes = std::size_t{16} << 20;
+// The ranks with a broker to start job shells: this one alone, until
+// brokers on other nodes join an instance.
+const IdSet kBrokerRanks{0};
+// The note of the cancel exception of an interactive job whose front end
+// went before the job started.
+constexpr const char* kFrontEndGone =
+    "its front end (gantry run, gantry alloc) is gone: an interactive job does not start "
+    "without it";
 
 double now() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -229,7 +238,8 @@ struct JobManager::Impl {
         std::optional<std::string> exception;  // the first fatal one's type
         std::string early_stdin;               // sent before the tasks started
         bool early_eof = false;
-        bool lost_R = false;  // held R when the broker that ran it ended
+        bool lost_R = false;       // held R when the broker that ran it ended
+        bool interactive = false;  // bound to the front end that submitted it
     };
     // A front end that follows a job's eventlog, or its output too.
     struct Follower {
@@ -276,6 +286,9 @@ struct JobManager::Impl {
     bool pump_posted = false;
     bool schedule_posted = false;
     std::function<void()> on_stopped;
+    // Callbacks that may outlive the manager (a connection closing during
+    // teardown) hold a weak pointer to this.
+    std::shared_ptr<bool> alive = std::make_shared<bool>(true);
 
     // --- Records -------------------------------------------------------------
 
@@ -301,7 +314,7 @@ struct JobManager::Impl {
 
     // --- Submitting ----------------------------------------------------------
 
-    Result<JobId> submit(const Json& document, const Peer& peer) {
+    Result<JobId> submit(const Json& document, const Peer& peer, bool interactive) {
         auto spec = Jobspec::from_json(document);
         if (!spec)
             return spec.error();
@@ -327,8 +340,8 @@ struct JobManager::Impl {
         if (auto map = map_jobspec(placed_jobspec(*spec, pool), topology, pool); !map)
             return map.error();
 
-        NewJob record{spec->encode(), spec->attributes.name, peer.uid, now(),
-                      spec->attributes.urgency};
+        NewJob record{spec->encode(), spec->attributes.name,    peer.uid,
+                      now(),          spec->attributes.urgency, interactive};
         auto id = store.create_job(record);
         if (!id)
             return id.error();
@@ -336,6 +349,7 @@ struct JobManager::Impl {
         job.id = *id;
         job.spec = std::move(*spec);
         job.owner = peer.uid;
+        job.interactive = interactive;
         enter(job, JobState::Depend);
         touch(job.id);
         resolve_dependencies(job);
@@ -369,6 +383,10 @@ struct JobManager::Impl {
                                          : "its jobspec cannot be read: " + spec.error().str());
                 continue;
             }
+            if (was_interactive(id)) {
+                raise(job, "cancel", kFrontEndGone);
+                continue;
+            }
             if (job.state == JobState::Sched) {
                 queue(job);
                 continue;
@@ -377,6 +395,32 @@ struct JobManager::Impl {
             resolve_dependencies(job);
         }
         return {};
+    }
+
+    bool was_interactive(JobId id) {
+        auto events = store.events(id);
+        return events && !events->empty() && events->front().name == "submit" &&
+               events->front().context.value("interactive", false);
+    }
+
+    // --- Front ends ----------------------------------------------------------
+
+    // The connection of an interactive job's front end has closed: it never
+    // starts without it; one running gets the end of its stdin, as a
+    // terminal's hangup would give it (it goes on, and keeps its output).
+    void front_end_gone(JobId id) {
+        const auto found = active.find(id);
+        if (found == active.end() || !found->second.interactive)
+            return;
+        Active& job = found->second;
+        if (!job.R && !job.manual) {
+            raise(job, "cancel", kFrontEndGone);
+            return;
+        }
+        if (job.execs.empty())
+            job.early_eof = true;
+        else
+            job.execs.front()->process->close_stdin();
     }
 
     // --- Dependencies --------------------------------------------------------
@@ -543,6 +587,12 @@ struct JobManager::Impl {
         if (free.empty())
             return Error("job " + std::to_string(job.id),
                          "has no free resources: its running tasks hold them all (job.grow first)");
+        // A rank no broker serves would silently run nothing.
+        if (const IdSet unserved = free.ranks() - kBrokerRanks; !unserved.empty())
+            return Error("job " + std::to_string(job.id),
+                         "R names rank" + std::string(unserved.count() > 1 ? "s " : " ") +
+                             unserved.encode() +
+                             ", where no broker runs (this instance has one broker, rank 0)");
         Jobspec spec = job.spec;
         spec.apps = std::exchange(job.pending_apps, {});
         const Jobspec placed = placed_jobspec(std::move(spec), free);
@@ -956,6 +1006,33 @@ struct JobManager::Impl {
         }
     }
 
+    // The instance is ending with jobs still pending: whoever waits for
+    // one of them is told so, with an error of its own type, rather than
+    // left with no reply. Followers of jobs that have just ended still get
+    // their summaries.
+    void answer_shutdown() {
+        const auto shut_down = [](JobId id) {
+            return Error("job " + std::to_string(id),
+                         "the instance shut down before the job ended; a pending job waits "
+                         "again when the instance restarts on its state directory");
+        };
+        for (auto it = followers.begin(); it != followers.end();) {
+            if (!active.contains(it->first)) {
+                ++it;
+                continue;
+            }
+            it->second->responder.error(shut_down(it->first), api::kShutdownError);
+            it = followers.erase(it);
+        }
+        for (auto& [id, responder] : waiters)
+            responder.error(shut_down(id), api::kShutdownError);
+        waiters.clear();
+        for (const auto& waiter : std::exchange(all_waiters, {}))
+            waiter->responder.error(
+                Error("job.wait", "the instance shut down before every job ended"),
+                api::kShutdownError);
+    }
+
     void answer_all(AllWaiter& waiter) {
         Json jobs = Json::array();
         for (const JobId id : waiter.ids)
@@ -1008,11 +1085,22 @@ void JobManager::Impl::register_methods() {
             responder.error(param_error(request, "\"jobspec\" is missing"));
             return;
         }
-        auto id = submit(*jobspec, responder.peer());
-        if (id)
-            responder.result({{"id", *id}});
-        else
+        auto interactive = bool_param(request, "interactive");
+        if (!interactive) {
+            responder.error(interactive.error());
+            return;
+        }
+        auto id = submit(*jobspec, responder.peer(), *interactive);
+        if (!id) {
             responder.error(id.error());
+            return;
+        }
+        if (*interactive)
+            responder.when_disconnected([this, alive = std::weak_ptr<bool>(alive), id = *id] {
+                if (alive.lock())
+                    front_end_gone(id);
+            });
+        responder.result({{"id", *id}});
     });
 
     broker.register_method("job.list", [this](const api::Request& request, Responder responder) {
@@ -1171,8 +1259,13 @@ void JobManager::Impl::register_methods() {
         if (!job)
             return;
         responder.result(Json::object());
-        raise(*job, "cancel", "canceled by " + std::to_string(responder.peer().uid),
-              responder.peer().uid);
+        std::string note = "canceled by " + std::to_string(responder.peer().uid);
+        if (!job->execs.empty())
+            note += "; its tasks get SIGTERM, then SIGKILL after its kill timeout (" +
+                    format_duration(std::chrono::milliseconds(
+                        static_cast<std::int64_t>(job->spec.attributes.kill_timeout * 1000))) +
+                    ")";
+        raise(*job, "cancel", note, responder.peer().uid);
     });
 
     register_job_method(
@@ -1410,10 +1503,14 @@ JobCounts JobManager::counts() const {
 
 void JobManager::stop(std::function<void()> done) {
     if (impl_->none_running()) {
+        impl_->answer_shutdown();
         done();
         return;
     }
-    impl_->on_stopped = std::move(done);
+    impl_->on_stopped = [impl = impl_.get(), done = std::move(done)] {
+        impl->answer_shutdown();
+        done();
+    };
     for (auto& [id, job] : impl_->active)
         if (!job.execs.empty())
             impl_->raise(job, "shutdown", "the instance is ending");

@@ -641,7 +641,9 @@ Result<JobId> Store::create_job(const NewJob& job) {
         if (Status done = (*insert)->run(what); !done)
             return done;
         id = static_cast<JobId>(sqlite3_last_insert_rowid(impl_->db.get()));
-        const Json context = {{"userid", job.owner}, {"urgency", job.urgency}};
+        Json context = {{"userid", job.owner}, {"urgency", job.urgency}};
+        if (job.interactive)
+            context["interactive"] = true;
         const Result<std::uint64_t> seq =
             impl_->insert_event(what, id, job.submit_time, "submit", context);
         if (!seq)

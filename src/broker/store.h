@@ -49,6 +49,9 @@ struct NewJob {
     std::uint32_t owner = 0;  // the submitting user's uid
     double submit_time = 0;   // epoch seconds
     int urgency = 16;         // 0-31, 16 by default as in Flux
+    // Bound to the front end that submitted it (gantry run, alloc): the
+    // submit event says so, and a restarted instance cancels it unstarted.
+    bool interactive = false;
 };
 
 // One job as recorded.

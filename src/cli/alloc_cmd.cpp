@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "cli/instance_client.h"
 #include "cli/run_options.h"
 #include "formats/jobspec.h"
+#include "shell/spawn.h"
 #include "util/duration.h"
 
 extern char** environ;
@@ -43,9 +45,14 @@ cores numbered from 0; inside it GANTRY_URI names the child, so gantry
 commands (submit, run, jobs, alloc...) go there. The parent lists it as one
 job, and releases its resources when CMD ends.
 
+gantry alloc is the job's front end: SIGINT, SIGTERM or SIGHUP while the job
+waits for resources cancel it, and a job whose gantry alloc has gone (killed,
+even with SIGKILL) never starts. Once the child runs, signals go to it.
+
 Exit status: CMD's (the child instance's); 1 when it never ran (canceled,
 its dependency failed), when the instance refuses it (a request that can
-never fit) or fails; 2 on bad options.)";
+never fit) or fails; 128+N when signal N canceled it while pending; 69 when
+the instance shut down before it ended; 2 on bad options.)";
 
 constexpr std::string_view kBatchExamples = R"(Examples:
   $ gantry batch -n 4 ./steps.sh
@@ -58,8 +65,12 @@ output is kept in the parent's record.
 
 SCRIPT's stdin is /dev/null, as for sbatch and flux batch.
 
+SCRIPT is looked up (in PATH, when it has no '/') and must be executable
+when it is submitted: one that is not is refused at once.
+
 Exit status: 0 once submitted; 1 when the instance refuses it (a request
-that can never fit) or fails; 2 on bad options.)";
+that can never fit) or fails; 2 on bad options, or a SCRIPT that cannot
+run.)";
 
 struct Request {
     std::uint32_t nodes = 0;
@@ -144,9 +155,25 @@ Result<Jobspec> child_jobspec(std::string_view domain, const Request& request,
     return spec;
 }
 
+// The script must run when the job starts, hours later perhaps: checked at
+// submit, as sbatch does, in this directory and PATH, as the job will.
+Status check_script(const std::string& script) {
+    const char* path = std::getenv("PATH");
+    const std::vector<std::string> environment{path ? std::string("PATH=") + path : ""};
+    const shell::CommandPath found =
+        shell::find_command(script, shell::search_path_of(environment), "");
+    if (found.error == 0)
+        return {};
+    return Error("batch", script + ": " + std::strerror(found.error));
+}
+
 // Submits the child instance's job; its id, or the command's exit code.
-std::optional<std::uint64_t> submit(api::Client& client, const Jobspec& spec, int& exit_code) {
-    auto reply = client.call("job.submit", {{"jobspec", spec.to_json()}});
+// An interactive job (alloc's) is bound to this connection: it never starts
+// without its front end.
+std::optional<std::uint64_t> submit(api::Client& client, const Jobspec& spec, bool interactive,
+                                    int& exit_code) {
+    auto reply =
+        client.call("job.submit", {{"jobspec", spec.to_json()}, {"interactive", interactive}});
     if (!reply) {
         exit_code = runtime_failure(reply.error());
         return std::nullopt;
@@ -184,10 +211,10 @@ int alloc_main(int argc, char** argv) {
     auto client = connect_instance(request.uri, exit_code);
     if (!client)
         return exit_code;
-    const auto id = submit(*client, *spec, exit_code);
+    const auto id = submit(*client, *spec, true, exit_code);
     if (!id)
         return exit_code;
-    return attach_job(*client, *uri, *id, AttachOptions{});
+    return attach_job(*client, *uri, *id, AttachOptions{.owns_job = true});
 }
 
 int batch_main(int argc, char** argv) {
@@ -203,6 +230,8 @@ int batch_main(int argc, char** argv) {
         ->required();
     if (const auto code = parse_options(app, argc, argv))
         return *code;
+    if (auto script = check_script(request.command.front()); !script)
+        return fail(script.error());
     auto spec = child_jobspec("batch", request, request.command);
     if (!spec)
         return fail(spec.error());
@@ -211,7 +240,7 @@ int batch_main(int argc, char** argv) {
     auto client = connect_instance(request.uri, exit_code);
     if (!client)
         return exit_code;
-    const auto id = submit(*client, *spec, exit_code);
+    const auto id = submit(*client, *spec, false, exit_code);
     if (!id)
         return exit_code;
     std::cout << *id << '\n';

@@ -18,15 +18,23 @@ inline constexpr int kExitDetached = 130;
 struct AttachOptions {
     bool label_io = false;      // "RANK: " before every line, whatever the jobspec says
     bool forward_stdin = true;  // this process's stdin to the job, EOF included
+    // The job exists for this front end alone (gantry run, alloc): SIGINT,
+    // SIGTERM or SIGHUP while it is pending cancel it. Otherwise (gantry
+    // attach) they detach and leave it queued.
+    bool owns_job = false;
 };
 
 // Follows job `id` with `job.attach` on `stream`, which that request holds
 // until the job ends; stdin and signals go to the job over a second
 // connection to `uri`. Output goes to stdout and stderr as the tasks wrote
 // it; exceptions are printed on stderr as `gantry: job 7: exception: TYPE:
-// NOTE`. Returns the command's exit code: the job's exit code, 1 when it has
-// none (it never ran) or the instance fails (message printed), or
-// kExitDetached.
+// NOTE`. When this process's stdout or stderr is closed (EPIPE), the job gets
+// SIGPIPE, as a pipeline's writer would, and is canceled if it outlives its
+// kill timeout. SIGPIPE is ignored from here on. Returns the command's exit
+// code: the job's exit code, 1 when it has none (it never ran) or the
+// instance fails (message printed), kExitInstanceGone when the instance shut
+// down or the connection was lost, kExitDetached, or 128+N when signal N
+// ended it while the job was pending.
 int attach_job(api::Client& stream, const std::string& uri, std::uint64_t id,
                const AttachOptions& options);
 

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -44,12 +45,17 @@ Prints the job's output from its start, then as it comes, until the job
 ends; attaching again later prints it all again. Stdin goes to the job once
 it runs (to the ranks its --input names; rank 0 by default), unless
 --no-stdin. SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are sent on to the
-job; a second Ctrl-C within 2 s detaches instead, and the job goes on.
+job once it runs; a second Ctrl-C within 2 s detaches instead, and the job
+goes on. While the job is pending, SIGINT, SIGTERM and SIGHUP detach at once
+and leave it queued. When stdout is closed (gantry attach 7 | head -1), the
+job gets SIGPIPE, and is canceled if it still runs after its kill timeout.
 
 Exit status: the job's exit code; 1 when the job never ran (canceled while
 pending, a dependency failed, lost) or the instance cannot be reached or
-refuses (gantry: job 9: no such job); 130 after detaching; 2 on bad options
-or a bad job id.)";
+refuses (gantry: job 9: no such job); 69 when the instance shut down or the
+connection to it was lost before the job ended; 130 after detaching with
+Ctrl-C, 128+N after signal N detached it from a pending job; 2 on bad
+options or a bad job id.)";
 
 // The signals a front end passes on to its job.
 constexpr std::array kForwardedSignals = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
@@ -117,14 +123,26 @@ private:
     std::array<struct sigaction, kForwardedSignals.size()> previous_{};
 };
 
-void write_all(int fd, std::string_view bytes) {
+// False when `fd` fails (EPIPE: its reader is gone).
+bool write_all(int fd, std::string_view bytes) {
     while (!bytes.empty()) {
         const ssize_t n = ::write(fd, bytes.data(), bytes.size());
         if (n > 0)
             bytes.remove_prefix(static_cast<std::size_t>(n));
         else if (n == 0 || errno != EINTR)
-            return;  // a closed stdout: the output has nowhere to go
+            return false;
     }
+    return true;
+}
+
+// The signals that end a front end waiting for a pending job.
+bool ends_waiting(int signal) {
+    return signal == SIGINT || signal == SIGTERM || signal == SIGHUP;
+}
+
+std::string signal_name(int signal) {
+    const char* abbrev = ::sigabbrev_np(signal);
+    return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
 }
 
 // `label` before every line of `bytes`, the last one too when it has no
@@ -148,6 +166,7 @@ public:
           control_(std::move(control)),
           id_(id),
           label_(options.label_io),
+          owns_job_(options.owns_job),
           stdin_(options.forward_stdin ? Stdin::kWaiting : Stdin::kClosed) {}
 
     int run(SignalPipe& signals);
@@ -161,6 +180,11 @@ private:
     std::optional<int> on_reply(const api::Reply& reply);
     std::optional<int> on_output(const Json& chunk);
     std::optional<int> on_signal(int signal);
+    std::optional<int> leave_pending(int signal);
+    void write_output(int fd, std::string_view bytes);
+    void output_closed();
+    void cancel_after_grace();
+    int poll_timeout() const;
     void on_event(const Json& event);
     void on_stdin();
     void send_stdin(std::string_view bytes, bool eof);
@@ -171,7 +195,13 @@ private:
     api::Client control_;  // stdin and signals: the stream holds `stream_`
     std::uint64_t id_;
     bool label_;
+    bool owns_job_;
     Stdin stdin_;
+    bool allocated_ = false;                        // the job has left the queue (its alloc event)
+    std::chrono::milliseconds kill_timeout_{5000};  // the job's
+    std::optional<int> canceled_on_;                // the signal that canceled the pending job
+    bool output_closed_ = false;                    // stdout or stderr failed: the job got SIGPIPE
+    std::optional<std::chrono::steady_clock::time_point> cancel_at_;  // if it still runs
     std::optional<std::chrono::steady_clock::time_point> last_interrupt_;
     std::string scratch_;  // a chunk's labelled lines
 };
@@ -187,8 +217,10 @@ int Attachment::run(SignalPipe& signals) {
             {stdin_ == Stdin::kOpen ? STDIN_FILENO : -1, POLLIN, 0},  // -1: not polled
         };
         // A reply already buffered needs no waiting.
-        if (::poll(ready, std::size(ready), stream_.has_reply() ? 0 : -1) < 0 && errno != EINTR)
+        if (::poll(ready, std::size(ready), stream_.has_reply() ? 0 : poll_timeout()) < 0 &&
+            errno != EINTR)
             return runtime_failure(Error("", std::string("poll: ") + std::strerror(errno)));
+        cancel_after_grace();
         for (const int signal : signals.take())
             if (const auto code = on_signal(signal))
                 return *code;
@@ -196,7 +228,7 @@ int Attachment::run(SignalPipe& signals) {
             do {
                 const auto reply = stream_.receive();
                 if (!reply)
-                    return runtime_failure(reply.error());
+                    return waiting_failure(stream_, reply.error());
                 // The stream is this request's alone; a caller's earlier
                 // requests on it have had their replies.
                 if (reply->id && *reply->id != *request)
@@ -212,12 +244,16 @@ int Attachment::run(SignalPipe& signals) {
 
 std::optional<int> Attachment::on_reply(const api::Reply& reply) {
     if (reply.message)
-        return runtime_failure(api::error_of(reply));
+        return waiting_failure(stream_, api::error_of(reply), reply.error_type);
     const Json& result = *reply.result;
     if (const auto jobspec = result.find("jobspec"); jobspec != result.end()) {
         const Json attributes = jobspec->value("attributes", Json::object());
         const auto label_io = attributes.find("label_io");
         label_ = label_ || (label_io != attributes.end() && *label_io == true);
+        if (const auto timeout = attributes.find("kill_timeout");
+            timeout != attributes.end() && timeout->is_number())
+            kill_timeout_ =
+                std::chrono::milliseconds(static_cast<std::int64_t>(timeout->get<double>() * 1000));
     }
     if (const auto output = result.find("output"); output != result.end() && output->is_array())
         for (const Json& chunk : *output)
@@ -227,7 +263,7 @@ std::optional<int> Attachment::on_reply(const api::Reply& reply) {
         for (const Json& event : *events)
             on_event(event);
     if (!reply.more)  // the job's summary: it is inactive
-        return command_exit_code(result);
+        return canceled_on_ ? 128 + *canceled_on_ : command_exit_code(result);
     return std::nullopt;
 }
 
@@ -242,13 +278,51 @@ std::optional<int> Attachment::on_output(const Json& chunk) {
     const int fd =
         shell || string_field(chunk, "stream") == "stderr" ? STDERR_FILENO : STDOUT_FILENO;
     if (!label_ || shell) {
-        write_all(fd, *bytes);
+        write_output(fd, *bytes);
         return std::nullopt;
     }
     scratch_.clear();
     append_labelled(scratch_, to_compact(rank) + ": ", *bytes);
-    write_all(fd, scratch_);
+    write_output(fd, scratch_);
     return std::nullopt;
+}
+
+void Attachment::write_output(int fd, std::string_view bytes) {
+    if (output_closed_ && fd == STDOUT_FILENO)
+        return;  // the rest has nowhere to go
+    if (!write_all(fd, bytes) && errno == EPIPE)
+        output_closed();
+}
+
+// Like a writer in a pipeline whose reader has gone, the job gets SIGPIPE;
+// one that survives it (it ignores SIGPIPE) is canceled after its kill
+// timeout.
+void Attachment::output_closed() {
+    if (output_closed_)
+        return;
+    output_closed_ = true;
+    if (!allocated_) {
+        (void)leave_pending(SIGPIPE);
+        return;
+    }
+    kill(SIGPIPE);
+    cancel_at_ = std::chrono::steady_clock::now() + kill_timeout_;
+}
+
+void Attachment::cancel_after_grace() {
+    if (!cancel_at_ || std::chrono::steady_clock::now() < *cancel_at_)
+        return;
+    cancel_at_.reset();
+    (void)control_.call("job.cancel", {{"id", id_}});  // it may have ended meanwhile
+}
+
+// -1 (wait for ever) unless a cancel is due.
+int Attachment::poll_timeout() const {
+    if (!cancel_at_)
+        return -1;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        *cancel_at_ - std::chrono::steady_clock::now());
+    return static_cast<int>(std::max<std::int64_t>(0, left.count()) + 1);
 }
 
 void Attachment::on_event(const Json& event) {
@@ -256,7 +330,10 @@ void Attachment::on_event(const Json& event) {
     if (name == "exception") {
         std::cerr << "gantry: " << exception_text(id_, event.value("context", Json::object()))
                   << '\n';
+    } else if (name == "alloc") {
+        allocated_ = true;
     } else if (name == "start") {
+        allocated_ = true;
         if (stdin_ == Stdin::kWaiting)
             stdin_ = Stdin::kOpen;
     } else if (name == "finish") {
@@ -265,6 +342,8 @@ void Attachment::on_event(const Json& event) {
 }
 
 std::optional<int> Attachment::on_signal(int signal) {
+    if (!allocated_ && ends_waiting(signal))
+        return leave_pending(signal);
     if (signal == SIGINT) {
         const auto now = std::chrono::steady_clock::now();
         if (last_interrupt_ && now - *last_interrupt_ < kDetachWindow) {
@@ -276,6 +355,25 @@ std::optional<int> Attachment::on_signal(int signal) {
         std::cerr << "gantry: " << job() << ": SIGINT sent; one more Ctrl-C within 2 s detaches\n";
     }
     kill(signal);
+    return std::nullopt;
+}
+
+// A pending job has no tasks to pass a signal to: a front end that owns the
+// job cancels it and reports its end (128+N); `gantry attach` detaches.
+std::optional<int> Attachment::leave_pending(int signal) {
+    if (canceled_on_)
+        return std::nullopt;  // the cancel is under way
+    if (!owns_job_) {
+        std::cerr << "gantry: " << job() << ": " << signal_name(signal)
+                  << ": detached; the job stays queued (gantry attach " << id_
+                  << " follows it again)\n";
+        return 128 + signal;
+    }
+    std::cerr << "gantry: " << job() << ": " << signal_name(signal)
+              << ": canceling the pending job\n";
+    canceled_on_ = signal;
+    if (const auto reply = control_.call("job.cancel", {{"id", id_}}); !reply)
+        fail(reply.error());  // it has left the queue meanwhile: its end comes anyway
     return std::nullopt;
 }
 
@@ -310,6 +408,8 @@ int attach_job(api::Client& stream, const std::string& uri, std::uint64_t id,
     auto control = api::Client::connect(uri);
     if (!control)
         return runtime_failure(control.error());
+    // A closed stdout is an EPIPE to act on, not the end of this process.
+    ::signal(SIGPIPE, SIG_IGN);
     SignalPipe signals;
     if (!signals.ok())
         return runtime_failure(Error("", std::string("pipe: ") + std::strerror(errno)));

@@ -57,6 +57,12 @@ std::string number_text(const Json& object, std::string_view key) {
     return found != object.end() && found->is_number() ? to_compact(*found) : "-";
 }
 
+int waiting_failure(const api::Client& client, const Error& error, std::string_view error_type) {
+    runtime_failure(error);
+    return client.lost_connection() || error_type == api::kShutdownError ? kExitInstanceGone
+                                                                         : kExitRuntime;
+}
+
 Result<std::uint64_t> parse_job_id(std::string_view domain, std::string_view text) {
     std::uint64_t id = 0;
     const char* end = text.data() + text.size();

@@ -34,6 +34,17 @@ std::optional<api::Client> connect_instance(const std::optional<std::string>& ur
 // "job 7: no such job" included): printed, kExitRuntime returned.
 int runtime_failure(const Error& error);
 
+// EX_UNAVAILABLE of sysexits.h: the instance shut down, or the connection
+// to it was lost, before the job a command waited for had ended.
+inline constexpr int kExitInstanceGone = 69;
+
+// The end of a command that waited on `client` for a job's end and got
+// `error` (a reply's error of type `error_type`, or a failure to receive):
+// the message printed, then kExitInstanceGone when the instance shut down or
+// the connection was lost, else kExitRuntime.
+int waiting_failure(const api::Client& client, const Error& error,
+                    std::string_view error_type = {});
+
 // --- Jobs ----------------------------------------------------------------------
 
 // The string at `key` of a reply's object; empty when absent or not a

@@ -183,10 +183,14 @@ int run_in_instance(const RunCommand& run, const std::string& uri) {
     auto client = connect_instance(uri, exit_code);
     if (!client)
         return exit_code;
-    auto reply = client->call("job.submit", {{"jobspec", run.jobspec.to_json()}});
+    // Interactive: the job is bound to this connection and never starts
+    // without this front end.
+    auto reply =
+        client->call("job.submit", {{"jobspec", run.jobspec.to_json()}, {"interactive", true}});
     if (!reply)
         return runtime_failure(reply.error());
-    return attach_job(*client, uri, reply->value("id", std::uint64_t{0}), AttachOptions{});
+    return attach_job(*client, uri, reply->value("id", std::uint64_t{0}),
+                      AttachOptions{.owns_job = true});
 }
 
 }  // namespace

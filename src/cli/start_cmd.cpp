@@ -45,11 +45,13 @@ $SHELL (else /bin/sh).
 Exit status: the initial program's (128+N when signal N killed it); with
 --daemon, 0 once the instance accepts connections. 1 when the instance
 cannot start (its state directory in use, no socket); 2 on bad options or a
-bad --resources file.)";
+bad --resources file (or one naming ranks other than 0, without
+--simulate-ranks).)";
 
 struct Options {
     std::optional<std::string> state_dir;
     std::optional<std::string> resources;
+    bool simulate_ranks = false;
     bool daemon = false;
 };
 
@@ -104,7 +106,7 @@ Result<std::optional<ResourceSet>> enclosing_job_resources() {
 
 // The inventory: the R file given, checked; inside a job, the job's R; or
 // this machine.
-Result<ResourceSet> inventory(const std::optional<std::string>& path) {
+Result<ResourceSet> inventory(const std::optional<std::string>& path, bool simulate_ranks) {
     if (!path) {
         auto enclosing = enclosing_job_resources();
         if (!enclosing)
@@ -122,6 +124,13 @@ Result<ResourceSet> inventory(const std::optional<std::string>& path) {
         return error("--resources " + *path + ": " + set.error().str());
     if (set->empty())
         return error("--resources " + *path + ": R has no execution target");
+    // One broker, rank 0, starts every job shell: tasks placed on any other
+    // rank would never run.
+    if (const IdSet unserved = set->ranks() - IdSet{0}; !unserved.empty() && !simulate_ranks)
+        return error("--resources " + *path + ": R names rank" +
+                     (unserved.count() > 1 ? "s " : " ") + unserved.encode() +
+                     ", where no broker runs (this instance has one broker, rank 0); "
+                     "--simulate-ranks accepts them for scheduling only");
     return set;
 }
 
@@ -145,6 +154,10 @@ int start_main(int argc, char** argv) {
                    "The instance's resources as an RFC 20 R document (default: this machine's "
                    "cores and GPUs)")
         ->type_name("R.json");
+    app.add_flag("--simulate-ranks", options.simulate_ranks,
+                 "Accept a --resources R with ranks other than 0: the scheduler allocates "
+                 "them, and a job given one fails at once with an exec exception naming it "
+                 "(only rank 0 has a broker to run tasks)");
     app.add_option("CMD", command,
                    "The initial program and its arguments (default on a terminal: $SHELL)")
         ->type_name("");
@@ -164,7 +177,7 @@ int start_main(int argc, char** argv) {
         command.push_back(shell && *shell ? shell : "/bin/sh");
     }
 
-    auto resources = inventory(options.resources);
+    auto resources = inventory(options.resources, options.simulate_ranks);
     if (!resources) {
         const int code = fail(resources.error());
         return options.resources ? code : kExitRuntime;  // hwloc failing is no user error

@@ -32,7 +32,9 @@ prints a line on stderr for each one that did not complete (exit code 0, no
 exception), and exits 0 when all completed, else 1.
 
 Exit status: as above; 1 also when the instance cannot be reached or
-refuses (gantry: job 9: no such job); 2 on bad options or a bad job id.)";
+refuses (gantry: job 9: no such job); 69 when the instance shut down (or the
+connection to it was lost) before the job ended; 2 on bad options or a bad
+job id.)";
 
 // Prints why a job did not complete, when it did not: its exception, else
 // its exit code. True when it completed.
@@ -78,7 +80,7 @@ int wait_main(int argc, char** argv) {
         return exit_code;
     const auto reply = client->call("job.wait", id ? Json{{"id", *id}} : Json{{"all", true}});
     if (!reply)
-        return runtime_failure(reply.error());
+        return waiting_failure(*client, reply.error(), client->last_error_type());
     if (id) {
         // Only the exception is worth a line: the exit code says the rest.
         if (const Json* exception = exception_of(*reply))

@@ -435,7 +435,11 @@ TEST_F(JobsCli, CancelPendingAndRunningJobs) {
     const std::string held = submit({"--urgency", "0", "true"});
     expect({"cancel", held, running}, "", "", 0);
     expect({"wait", held}, "", "gantry: job " + held + ": " + canceled_by() + "\n", 1);
-    expect({"wait", running}, "", "gantry: job " + running + ": " + canceled_by() + "\n", 143);
+    // A running job's note says how long its end may take.
+    expect({"wait", running}, "",
+           "gantry: job " + running + ": " + canceled_by() +
+               "; its tasks get SIGTERM, then SIGKILL after its kill timeout (5s)\n",
+           143);
     EXPECT_EQ(info(held)["exit_code"], nullptr);
     // Each id is tried; the failures are reported.
     const std::string other = submit({"--urgency", "0", "true"});

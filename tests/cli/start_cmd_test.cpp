@@ -93,8 +93,10 @@ TEST(Start, InfoAsJsonWithTheResourcesGiven) {
                                      "0-1", "--hosts", "node[0-3]"});
     ASSERT_EQ(encoded.exit_code, 0) << encoded.err;
     std::ofstream(tmp / "R.json") << encoded.out;
-    const auto result = run_gantry({"start", "--state-dir", tmp / "state", "--resources",
-                                    tmp / "R.json", "sh", "-c", kGantry + " instance info --json"});
+    // Ranks 1-3 have no broker: simulated, for the scheduler only.
+    const auto result =
+        run_gantry({"start", "--state-dir", tmp / "state", "--resources", tmp / "R.json",
+                    "--simulate-ranks", "sh", "-c", kGantry + " instance info --json"});
     EXPECT_EQ(result.err, "");
     ASSERT_EQ(result.exit_code, 0);
     const Json info = Json::parse(result.out);
