@@ -83,7 +83,9 @@ constexpr std::string_view kInfoExamples = R"(Examples:
   $ gantry info 2 --json | jq .R
 
 Exit status: 0 on success; 1 when the instance cannot be reached or
-refuses (gantry: job 9: no such job); 2 on bad options or a bad job id.)";
+refuses (gantry: job 9: no such job); 69 when it shut down (or the
+connection was lost) while --follow waited; 2 on bad options or a bad job
+id.)";
 
 constexpr std::string_view kEventlogExamples = R"(Examples:
   $ gantry eventlog 2
@@ -594,7 +596,7 @@ int eventlog_main(int argc, char** argv) {
     };
     const auto reply = client->call("job.eventlog", {{"id", *id}, {"follow", follow}}, print);
     if (!reply)
-        return runtime_failure(reply.error());
+        return waiting_failure(*client, reply.error(), client->last_error_type());
     print(*reply);
     return kExitOk;
 }

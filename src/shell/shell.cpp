@@ -17,6 +17,7 @@
 #include <asio/steady_timer.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "shell/cgroup.h"
 #include "shell/exit_status.h"
 #include "shell/fd.h"
 #include "shell/input.h"
@@ -37,6 +39,7 @@
 #include "shell/records.h"
 #include "shell/sink.h"
 #include "shell/spawn.h"
+#include "shell/watcher.h"
 #include "util/duration.h"
 
 namespace gantry::shell {
@@ -54,6 +57,8 @@ constexpr int kReadsPerTurn = 8;
 constexpr auto kInterruptWindow = std::chrono::seconds(2);
 // Runtime failures of the shell itself (DESIGN.md).
 constexpr int kShellFailure = 1;
+// The exit code of a pipeline's writer whose reader has gone.
+constexpr int kClosedOutput = 128 + SIGPIPE;
 
 // The shell's soft RLIMIT_NOFILE raised to its hard limit while the job
 // runs (256 tasks keep 1000 descriptors or more open); tasks get back the
@@ -262,6 +267,8 @@ private:
     Status check_soft_limits() const;
     bool receives_input(const Task& task) const;
     Status watch_supervisor();
+    void watch_terminals();
+    std::string cgroup_name() const;
 
     // Starting.
     bool start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile);
@@ -304,9 +311,12 @@ private:
     bool reap(RunningTask& task);  // true when it had exited
     void task_exited(RunningTask& task, int wait_status);
     void fail(int exit_code, const std::string& line);
+    void output_closed(const std::string& stream);
     void terminate_job();
+    void end_job(int first_signal);
     void kill_job();
     void finish_if_done();
+    void end_what_is_left();
 
     void say(const std::string& line);
     void print_error(const std::string& line) const;
@@ -324,6 +334,8 @@ private:
     std::optional<Readiness> supervisor_readable_;
     records::ControlReader controls_;
     bool supervisor_lost_ = false;
+    std::unique_ptr<JobCgroup> cgroup_;  // null: the tasks' process groups instead
+    std::unique_ptr<Watcher> watcher_;
     std::vector<RunningTask> tasks_;  // reserved up front: never moves
     std::vector<std::size_t> live_;   // tasks not reaped yet, in no order
     std::unordered_map<std::uint32_t, std::size_t> task_of_rank_;
@@ -335,6 +347,7 @@ private:
     bool terminating_ = false;
     bool killing_ = false;
     bool interrupt_killed_ = false;
+    bool output_closed_ = false;
     std::optional<Clock::time_point> last_interrupt_;
     std::optional<int> failure_code_;  // the first failure's, in time order
     std::optional<int> abort_code_;    // a PMI abort's
@@ -379,6 +392,7 @@ int JobRun::run() {
         print_error("gantry: shell: " + watched.error().str());
         return kShellFailure;
     }
+    watch_terminals();
 
     for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD})
         signals_.add(signal);
@@ -394,6 +408,7 @@ int JobRun::run() {
     asio::post(loop_, [this] { reap(); });  // a task may have ended before SIGCHLD was seen
     loop_.run();
 
+    end_what_is_left();
     sinks_->flush();
     if (abort_code_)
         return *abort_code_;
@@ -463,6 +478,34 @@ Status JobRun::watch_supervisor() {
     return {};
 }
 
+// A reader of gantry's stdout or stderr that has gone ends the job as it
+// would end a pipeline's writer (`gantry run yes | head -1`), rather than
+// letting the tasks run on with their output dropped.
+void JobRun::watch_terminals() {
+    Sink* const out = sinks_->standard_output();
+    Sink* const err = sinks_->standard_error();
+    if (out)
+        out->on_failure([this, out] {
+            if (out->failure() == EPIPE)
+                output_closed("stdout");
+        });
+    if (err && err != out)
+        err->on_failure([this, err] {
+            if (err->failure() == EPIPE)
+                output_closed("stderr");
+        });
+}
+
+// gantry-<shell's pid>-<job id>: unique on the node while the shell lives,
+// and it says whose it is to whoever lists the cgroups.
+std::string JobRun::cgroup_name() const {
+    std::string id = job_.id.empty() ? std::string("job") : job_.id;
+    for (char& c : id)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+            c = '_';
+    return "gantry-" + std::to_string(::getpid()) + "-" + id;
+}
+
 // True when every task has started.
 bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rlim_t> nofile) {
     tasks_.reserve(job_.tasks.size());
@@ -479,8 +522,16 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         }
         dev_null = std::move(*opened);
     }
-    Spawner spawner(job_, nofile);
+    if (job_.job_cgroup)
+        cgroup_ = JobCgroup::create(cgroup_name());
+    Spawner spawner(job_, nofile, cgroup_ ? cgroup_->procs_fd() : -1);
     const BlockedSignals blocked;
+    auto watcher = Watcher::start(cgroup_ ? cgroup_->dir() : std::string());
+    if (!watcher) {
+        fail(kShellFailure, "gantry: " + watcher.error().str());
+        return false;
+    }
+    watcher_ = std::move(*watcher);
     for (std::size_t i = 0; i < job_.tasks.size(); ++i) {
         const Task& task = job_.tasks[i];
         auto plumbing = make_plumbing(task);
@@ -509,6 +560,8 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         live_.push_back(tasks_.size() - 1);
         task_of_rank_.emplace(task.rank, tasks_.size() - 1);
         task_of_pid_.emplace(running.pid, tasks_.size() - 1);
+        if (!cgroup_)
+            watcher_->watch_group(running.pid);
         watch(running, *plumbing);
     }
     return true;
@@ -556,6 +609,10 @@ void JobRun::report_start_failure(const Task& task, const StartResult& start) {
             return;
         case StartStep::Clone:
             fail(kShellFailure, who + "cannot start a process: " + reason);
+            return;
+        case StartStep::Cgroup:
+            fail(kShellFailure,
+                 who + "cannot join the job's cgroup " + quote(cgroup_->dir()) + ": " + reason);
             return;
         case StartStep::Affinity:
             fail(kShellFailure,
@@ -948,11 +1005,29 @@ void JobRun::fail(int exit_code, const std::string& line) {
     say(line);
 }
 
+// The job ends as a pipeline's writer would: SIGPIPE, and SIGKILL after the
+// kill timeout for a task that ignores it; 141 unless a failure came first.
+// The line reaches stderr only when stderr is not what was closed.
+void JobRun::output_closed(const std::string& stream) {
+    if (output_closed_)
+        return;
+    output_closed_ = true;
+    if (!failure_code_)
+        failure_code_ = kClosedOutput;
+    say("gantry: " + stream + " was closed: ending the job");
+    end_job(SIGPIPE);
+}
+
 void JobRun::terminate_job() {
+    end_job(SIGTERM);
+}
+
+// `first_signal` to every task, then SIGKILL after the kill timeout.
+void JobRun::end_job(int first_signal) {
     if (terminating_ || killing_)
         return;
     terminating_ = true;
-    signal_tasks(SIGTERM);
+    signal_tasks(first_signal);
     kill_timer_.expires_after(job_.limits.kill_timeout);
     kill_timer_.async_wait([this](const asio::error_code& error) {
         if (!error)
@@ -972,6 +1047,23 @@ void JobRun::finish_if_done() {
     time_limit_.cancel();
     kill_timer_.cancel();
     loop_.stop();
+}
+
+// Every task is reaped, but what they started may run on: a `cmd &` of a
+// script, a daemon, a process that left its session. The job's cgroup holds
+// them all; without one, each task's process group holds what did not leave
+// it. A group is killed after its leader was reaped: its number cannot name
+// another group while a member lives, and once it is empty it is not reused
+// before the pid numbers come round again. The watcher then has nothing
+// left to do.
+void JobRun::end_what_is_left() {
+    if (cgroup_)
+        cgroup_->kill_all();
+    else
+        for (const RunningTask& task : tasks_)
+            ::killpg(task.pid, SIGKILL);
+    if (watcher_)
+        watcher_->done();
 }
 
 void JobRun::say(const std::string& line) {

@@ -71,6 +71,10 @@ struct Job {
     // shell neither closes it nor changes its flags (it sends and receives
     // with MSG_DONTWAIT), and no task inherits it.
     std::optional<int> supervisor_fd;
+    // Whether the job gets a cgroup (v2) of its own when this machine lets
+    // the shell make one, so that its end kills every process it started;
+    // false: the tasks' process groups only (for tests of that path).
+    bool job_cgroup = true;
 };
 
 // Runs the job's tasks to their end and returns the job's exit code: 0 when
@@ -86,7 +90,17 @@ struct Job {
 // forwarded to the tasks) and SIGCHLD, and has its soft RLIMIT_NOFILE raised
 // to the hard limit; on return SIGPIPE and the limit are as they were and the
 // caught signals are at their default action. Only the job's own children
-// are reaped.
+// are reaped, and the watcher, a child of its own (shell/watcher.h).
+//
+// Nothing outlives the job: each task joins the job's cgroup when cgroup v2
+// allows one (shell/cgroup.h), and dies with the calling thread's process
+// (PR_SET_PDEATHSIG). When every task is reaped, what they left is killed
+// (the cgroup, else each task's process group); when the process dies
+// first, the watcher does it.
+//
+// Unsupervised, a write to fd 1 or 2 that fails with EPIPE (the reader is
+// gone) ends the job as a pipeline's writer: SIGPIPE to the tasks, SIGKILL
+// after the kill timeout, exit code 141 unless a task failed first.
 //
 // Supervised (job.supervisor_fd set), the same job runs, with these
 // differences (docs/shell.md, "Under an instance"):

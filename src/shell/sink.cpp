@@ -54,7 +54,7 @@ void Sink::write(std::string_view bytes) {
             } else if (errno == EAGAIN) {
                 shell::wait_writable(destination_);  // someone set O_NONBLOCK on it
             } else if (errno != EINTR) {
-                drop();
+                drop(errno);
                 return;
             }
         }
@@ -84,7 +84,7 @@ void Sink::write_queue() {
         } else if (errno == EAGAIN) {
             break;
         } else if (errno != EINTR) {
-            drop();
+            drop(errno);
             return;
         }
     }
@@ -134,8 +134,9 @@ void Sink::give_room() {
         asio::post(loop_, std::move(resume));
 }
 
-void Sink::drop() {
+void Sink::drop(int error) {
     dropped_ = true;
+    failure_ = error;
     queue_.clear();
     queue_start_ = 0;
     give_room();
@@ -153,7 +154,7 @@ void Sink::flush() {
         else if (errno == EAGAIN)
             shell::wait_writable(destination_);
         else if (errno != EINTR)
-            drop();
+            drop(errno);
     }
     queue_.clear();
     queue_start_ = 0;

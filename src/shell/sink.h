@@ -54,13 +54,16 @@ public:
     // `failed` runs (posted on the loop) when the destination fails and the
     // sink starts dropping: for the supervisor's socket, the broker is gone.
     void on_failure(std::function<void()> failed) { on_failure_ = std::move(failed); }
+    // The errno of the write that failed (EPIPE: the reader is gone); 0
+    // while the destination takes what it is given.
+    int failure() const { return failure_; }
 
 private:
     void write_queue();
     void compact();  // drops the bytes already written from the queue
     void wait_writable();
     void give_room();
-    void drop();
+    void drop(int error);
 
     asio::io_context& loop_;
     IoFd destination_;
@@ -69,6 +72,7 @@ private:
     std::size_t queue_start_ = 0;  // bytes of queue_ already written
     bool waiting_ = false;
     bool dropped_ = false;
+    int failure_ = 0;
     std::vector<std::function<void()>> waiting_for_room_;
     std::function<void()> on_failure_;
 };
@@ -116,6 +120,10 @@ public:
     ByteWriter& messages() { return *messages_; }
     // The supervisor's socket; null when the job is not supervised.
     Sink* supervisor() { return supervisor_; }
+    // The shell's stdout and stderr (the same sink when they lead to the
+    // same file); null when the job is supervised.
+    Sink* standard_output() { return stdout_; }
+    Sink* standard_error() { return stderr_; }
 
     void flush();
 

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -54,6 +55,8 @@ struct ChildArgs {
     int umask;   // negative: keep
     const std::pair<int, rlimit>* limits;
     std::size_t limit_count;
+    int cgroup_procs;  // negative: no cgroup to join
+    pid_t parent;      // the shell's process, which the task must not outlive
     volatile StartStep failed;
     volatile int error;
 };
@@ -70,6 +73,16 @@ struct ChildArgs {
     ChildArgs* const args = static_cast<ChildArgs*>(raw);
     for (const int signal : kSignalsToReset)
         syscall(SYS_rt_sigaction, signal, &kDefaultAction, nullptr, sizeof kNoSignals);
+    // The task dies with the shell, however the shell dies (its children
+    // are the watcher's business, shell/watcher.h). A shell that died before
+    // this line left the child to another parent: nobody to run it for.
+    syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (syscall(SYS_getppid) != args->parent)
+        return 127;
+    // Into the job's cgroup before anything else can start, and before the
+    // descriptor could be overwritten by the task's stdio.
+    if (args->cgroup_procs >= 0 && syscall(SYS_write, args->cgroup_procs, "0", 1) != 1)
+        return child_failed(args, StartStep::Cgroup);
     // Bound before execve: the task's first instruction runs on its cpus.
     if (args->cpu_mask &&
         syscall(SYS_sched_setaffinity, 0, args->cpu_mask_bytes, args->cpu_mask) != 0)
@@ -157,7 +170,8 @@ int exit_code_of_start_error(int error) {
     return error == ENOENT ? 127 : 126;
 }
 
-Spawner::Spawner(const Job& job, std::optional<rlim_t> nofile_at_start) : umask_(job.umask) {
+Spawner::Spawner(const Job& job, std::optional<rlim_t> nofile_at_start, int cgroup_procs)
+    : umask_(job.umask), cgroup_procs_(cgroup_procs) {
     void* stack = ::mmap(nullptr, kChildStackSize, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack != MAP_FAILED) {
@@ -216,6 +230,8 @@ StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fd
     args.umask = umask_ ? static_cast<int>(*umask_) : -1;
     args.limits = limits_.data();
     args.limit_count = limits_.size();
+    args.cgroup_procs = cgroup_procs_;
+    args.parent = ::getpid();
     args.failed = StartStep::None;
     args.error = 0;
 

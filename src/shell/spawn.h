@@ -40,7 +40,7 @@ int exit_code_of_start_error(int error);
 
 // The child's steps before the task's program runs; the first to fail is
 // reported with its errno.
-enum class StartStep { None, Clone, Affinity, ProcessGroup, Stdio, Directory, Limit, Exec };
+enum class StartStep { None, Clone, Cgroup, Affinity, ProcessGroup, Stdio, Directory, Limit, Exec };
 
 struct StartResult {
     pid_t pid = -1;
@@ -62,13 +62,17 @@ struct TaskFds {
 class Spawner {
 public:
     // `nofile_at_start`: the shell's soft RLIMIT_NOFILE before it raised it,
-    // given back to the tasks before the job's own limits.
-    Spawner(const Job& job, std::optional<rlim_t> nofile_at_start);
+    // given back to the tasks before the job's own limits. `cgroup_procs`:
+    // the cgroup.procs file of the job's cgroup, open for writing, which
+    // each task joins; -1: none.
+    Spawner(const Job& job, std::optional<rlim_t> nofile_at_start, int cgroup_procs = -1);
     Spawner(const Spawner&) = delete;
     Spawner& operator=(const Spawner&) = delete;
     ~Spawner();
 
-    // Starts `task` running the program at `path`: cpu binding, own process
+    // Starts `task` running the program at `path`: SIGKILL when the
+    // calling thread dies (PR_SET_PDEATHSIG; a child whose parent died
+    // before that exits at once), the job's cgroup, cpu binding, own process
     // group, stdio and PMI at fd 3 (PMI_FD=3 added to its environment),
     // every other descriptor closed, directory, umask, limits, signals
     // reset, execve. The caller blocks signals around a series of starts.
@@ -78,6 +82,7 @@ private:
     void* stack_ = nullptr;
     std::size_t stack_size_ = 0;
     std::optional<mode_t> umask_;
+    int cgroup_procs_ = -1;
     std::vector<std::pair<int, rlimit>> limits_;
     // Reused between starts: the arrays handed to the child.
     std::vector<char*> argv_;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -39,6 +40,17 @@ std::vector<std::string> joined(std::vector<std::string> first,
                                 const std::vector<std::string>& second) {
     first.insert(first.end(), second.begin(), second.end());
     return first;
+}
+
+// Whether process `pid` holds a socket: a front end that has one has
+// connected to the instance.
+bool holds_a_socket(pid_t pid) {
+    const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+    std::error_code failure;
+    for (const auto& entry : std::filesystem::directory_iterator(fds, failure))
+        if (std::filesystem::read_symlink(entry.path(), failure).string().starts_with("socket:"))
+            return true;
+    return false;
 }
 
 class FrontEnds : public InstanceTest {
@@ -139,11 +151,14 @@ TEST_F(FrontEnds, AnInteractiveJobPendingWhenTheInstanceShutDownIsCanceledAtItsR
 
 // --- The instance shuts down under a waiting front end ---------------------------
 
-TEST_F(FrontEnds, AttachAndWaitExit69WhenTheInstanceShutsDown) {
+TEST_F(FrontEnds, AttachWaitAndEventlogExit69WhenTheInstanceShutsDown) {
     const std::string id = submit({"--urgency", "hold", "true"});
     Background attach(command({"attach", id}), dir_);
     await_pending(attach, id, SIGTERM);
     Background wait(command({"wait", id}), dir_);
+    Background eventlog(command({"eventlog", "--follow", id}), dir_);
+    ASSERT_TRUE(eventually([&] { return holds_a_socket(wait.pid()); }));
+    ASSERT_TRUE(eventually([&] { return holds_a_socket(eventlog.pid()); }));
     expect({"shutdown"}, "", "", 0);
     const std::string shut_down = "gantry: job " + id +
                                   ": the instance shut down before the job ended; a pending job "
@@ -158,6 +173,11 @@ TEST_F(FrontEnds, AttachAndWaitExit69WhenTheInstanceShutsDown) {
                 waited.err == "gantry: lost the connection to the instance at " + uri_ + "\n")
         << waited.err;
     EXPECT_EQ(waited.exit_code, kExitInstanceGone);
+    const auto followed = eventlog.finish();
+    EXPECT_TRUE(followed.err == shut_down ||
+                followed.err == "gantry: lost the connection to the instance at " + uri_ + "\n")
+        << followed.err;
+    EXPECT_EQ(followed.exit_code, kExitInstanceGone);
 }
 
 // --- A closed standard output ----------------------------------------------------

@@ -1,5 +1,7 @@
 // `gantry run` starting real tasks on this machine: MPI programs through
-// PMI-1, binding seen from inside the tasks, environment, exit codes, stdin.
+// PMI-1, binding seen from inside the tasks, environment, exit codes, stdin,
+// and nothing left behind when the job or gantry ends.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,8 +12,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/instance.h"
+#include "support/leftovers.h"
 #include "support/machine.h"
 #include "support/run_command.h"
+#include "support/scratch.h"
 #include "support/vectors.h"
 
 namespace gantry::test {
@@ -206,6 +211,68 @@ TEST(RunLaunch, BadLaunchOptions) {
                   "machine (" +
                       host_name() + ") only; add --dry-run to see the map\n",
                   2);
+}
+
+// ---- nothing left behind ----
+
+// `gantry run ... | head -1`: when the reader of gantry's stdout goes, the
+// job ends as a pipeline's writer would, exit code 141. (The time limit
+// ends a job that would run for ever otherwise.)
+TEST(RunLaunch, ClosedStdoutEndsTheJob) {
+    const auto result =
+        run_program({"bash", "-c",
+                     gantry_binary() + " run --time-limit 60s -n 1 yes | head -1; echo "
+                                       "\"${PIPESTATUS[0]}\""});
+    EXPECT_EQ(result.out, "y\n141\n");
+    EXPECT_EQ(result.err, "gantry: stdout was closed: ending the job\n");
+    EXPECT_EQ(result.exit_code, 0);
+}
+
+// A task's `cmd &` ends with the job. The task says the job's id, which
+// names its cgroup: gantry-<pid>-<id>.
+TEST(RunLaunch, BackgroundProcessEndsWithTheJob) {
+    const Leftovers sleeper(unique_sleep_argument());
+    const auto result = run_gantry(
+        {"run", "-n", "1", "sh", "-c", "sleep " + sleeper.marker() + " & echo $GANTRY_JOB_ID"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    ASSERT_EQ(lines_of(result.out).size(), 1u) << result.out;
+    const std::string id = lines_of(result.out)[0];
+    ASSERT_EQ(id.find_first_not_of("0123456789"), std::string::npos) << id;
+    const LeftoverCgroups cgroups("gantry-" + id + "-" + id);
+    EXPECT_TRUE(sleeper.gone());
+    EXPECT_EQ(cgroups.names(), std::vector<std::string>{});
+}
+
+// One that leaves its session and process group is caught by the cgroup.
+TEST(RunLaunch, ProcessThatLeftItsSessionEndsWithTheJob) {
+    if (!cgroups_usable())
+        GTEST_SKIP() << kNoCgroups;
+    const Leftovers sleeper(unique_sleep_argument());
+    expect_gantry({"run", "-n", "1", "sh", "-c", "setsid sleep " + sleeper.marker() + " & echo bg"},
+                  "", "bg\n", "", 0);
+    EXPECT_TRUE(sleeper.gone());
+}
+
+// gantry forwards SIGTERM, which the task ignores, then is killed
+// (`timeout -k 4 1 gantry run ...`, kill -9): the task and its children die
+// with it.
+TEST(RunLaunch, KilledGantryLeavesNoTask) {
+    const ScratchDir dir;
+    const Leftovers sleeper(unique_sleep_argument());
+    Background gantry({gantry_binary(), "run", "-n", "1", "sh", "-c",
+                       "trap '' TERM; sleep " + sleeper.marker() + "; echo late"},
+                      dir);
+    const LeftoverCgroups cgroups("gantry-" + std::to_string(gantry.pid()) + "-");
+    ASSERT_TRUE(sleeper.started());
+    ASSERT_TRUE(gantry.catches(SIGTERM));
+    gantry.signal(SIGTERM);
+    gantry.signal(SIGKILL);
+    const auto result = gantry.finish();
+    EXPECT_EQ(result.exit_code, 137);
+    EXPECT_EQ(result.out, "");
+    EXPECT_TRUE(sleeper.gone());
+    EXPECT_TRUE(cgroups.gone());
 }
 
 }  // namespace

@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "pmi/server.h"
+#include "support/leftovers.h"
+#include "support/process.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
 #include "support/shell_jobs.h"
@@ -109,6 +111,12 @@ public:
     }
 
     void signal(int signal) { kill(pid_, signal); }
+    pid_t pid() const { return pid_; }
+
+    // The test stops reading the shell's stdout (or stderr) and closes its
+    // end: the shell's next write there fails with EPIPE.
+    void close_stdout() { close_reader(out_); }
+    void close_stderr() { close_reader(err_); }
 
     // Waits until a child of the shell runs `command` (its name in
     // /proc/PID/stat), so that a signal sent now finds it running.
@@ -145,6 +153,12 @@ public:
     }
 
 private:
+    static void close_reader(int& fd) {
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+
     template <class Done>
     bool pump_until(Done done, std::chrono::milliseconds timeout) {
         const auto deadline = Clock::now() + timeout;
@@ -850,6 +864,217 @@ TEST(ShellLimits, TimeLimitKillsWhatIgnoresTerm) {
     EXPECT_EQ(outcome.exit_code, 137);
     EXPECT_GE(outcome.wall, 800ms);
     EXPECT_LT(outcome.wall, 5s);
+}
+
+// ---- a closed stdout or stderr ----
+
+// A job that would run for ever if a closed output did not end it: a time
+// limit ends it instead, and the test fails rather than hangs.
+Job job_bounded_by_a_time_limit(const std::string& script) {
+    Job job = sh_job({script});
+    job.limits.time_limit = 60s;
+    return job;
+}
+
+// The reader of gantry's stdout goes (`gantry run yes | head -1`): the job
+// ends as a pipeline's writer would, with one line on stderr.
+TEST(ShellOutput, ClosedStdoutEndsTheJobAsSigpipeWould) {
+    ShellProcess shell(job_bounded_by_a_time_limit("yes"));
+    ASSERT_TRUE(shell.wait_for_out("y\n"));
+    shell.close_stdout();
+    const Outcome outcome = shell.finish();
+    EXPECT_EQ(outcome.err, "gantry: stdout was closed: ending the job\n");
+    EXPECT_EQ(outcome.exit_code, 141);
+}
+
+// SIGPIPE first, SIGKILL after the kill timeout; the job's code stays 141.
+TEST(ShellOutput, ClosedStdoutKillsWhatIgnoresSigpipe) {
+    Job job = job_bounded_by_a_time_limit("trap '' PIPE; yes");
+    job.limits.kill_timeout = 300ms;
+    ShellProcess shell(job);
+    ASSERT_TRUE(shell.wait_for_out("y\n"));
+    shell.close_stdout();
+    const Outcome outcome = shell.finish();
+    EXPECT_EQ(outcome.err, "gantry: stdout was closed: ending the job\n");
+    EXPECT_EQ(outcome.exit_code, 141);
+}
+
+// Nowhere to say it when stderr is what was closed.
+TEST(ShellOutput, ClosedStderrEndsTheJobSilently) {
+    ShellProcess shell(job_bounded_by_a_time_limit("yes >&2"));
+    ASSERT_TRUE(shell.wait_for_err("y\n"));
+    shell.close_stderr();
+    const Outcome outcome = shell.finish();
+    EXPECT_EQ(outcome.out, "");
+    EXPECT_EQ(outcome.exit_code, 141);
+}
+
+// ---- nothing left behind ----
+
+// A job id of its own for each job, which its cgroup's name ends with (the
+// final letter: no id is the start of another).
+std::string unique_job_id() {
+    static int count = 0;
+    return "cleanup" + std::to_string(getpid()) + "n" + std::to_string(++count) + "e";
+}
+
+// The cgroups job `id` leaves, removed at the end of the test.
+test::LeftoverCgroups cgroups_of_job(const std::string& id) {
+    return test::LeftoverCgroups("-" + id);
+}
+
+const char* mode_name(bool cgroup) {
+    return cgroup ? "with a cgroup" : "with process groups";
+}
+
+// The job ends when its task has exited, and takes the task's background
+// child with it: with its cgroup, or without one (job_cgroup false, or no
+// cgroup v2 here) with the task's process group.
+TEST(ShellCleanup, BackgroundChildOfATaskEndsWithTheJob) {
+    for (const bool cgroup : {true, false}) {
+        const test::Leftovers sleeper(test::unique_sleep_argument());
+        Job job = sh_job({"sleep " + sleeper.marker() + " & echo bg"});
+        job.id = unique_job_id();
+        job.job_cgroup = cgroup;
+        const auto cgroups = cgroups_of_job(job.id);
+        const Outcome outcome = run_job(job);
+        EXPECT_EQ(outcome.out, "bg\n") << mode_name(cgroup);
+        EXPECT_EQ(outcome.err, "") << mode_name(cgroup);
+        EXPECT_EQ(outcome.exit_code, 0) << mode_name(cgroup);
+        EXPECT_TRUE(sleeper.gone()) << mode_name(cgroup);
+        EXPECT_EQ(cgroups.names(), std::vector<std::string>{}) << mode_name(cgroup);
+    }
+}
+
+// A process that leaves its task's session and process group is caught by
+// the cgroup only.
+TEST(ShellCleanup, ProcessThatLeftItsSessionEndsWithTheCgroup) {
+    if (!test::cgroups_usable())
+        GTEST_SKIP() << test::kNoCgroups;
+    const test::Leftovers sleeper(test::unique_sleep_argument());
+    Job job = sh_job({"setsid sleep " + sleeper.marker() + " & echo bg"});
+    job.id = unique_job_id();
+    const auto cgroups = cgroups_of_job(job.id);
+    const Outcome outcome = run_job(job);
+    EXPECT_EQ(outcome.out, "bg\n");
+    EXPECT_EQ(outcome.err, "");
+    EXPECT_EQ(outcome.exit_code, 0);
+    EXPECT_TRUE(sleeper.gone());
+    EXPECT_EQ(cgroups.names(), std::vector<std::string>{});
+}
+
+// The shell's process is killed (SIGKILL: it can do nothing about it): the
+// task dies with it (PR_SET_PDEATHSIG) and the watcher kills what the task
+// started, then removes the job's cgroup.
+TEST(ShellCleanup, KilledShellLeavesNothingBehind) {
+    for (const bool cgroup : {true, false}) {
+        const test::Leftovers sleeper(test::unique_sleep_argument());
+        Job job = sh_job({"exec sleep " + sleeper.marker(),
+                          "trap '' TERM; sleep " + sleeper.marker() + " & echo ready; wait"});
+        job.id = unique_job_id();
+        job.job_cgroup = cgroup;
+        const auto cgroups = cgroups_of_job(job.id);
+        ShellProcess shell(job);
+        ASSERT_TRUE(shell.wait_for_out("ready")) << mode_name(cgroup);
+        ASSERT_TRUE(test::eventually([&] {
+            return test::processes_with_argument(sleeper.marker()).size() == 2;
+        })) << mode_name(cgroup);
+        shell.signal(SIGKILL);
+        EXPECT_EQ(shell.finish().exit_code, 137) << mode_name(cgroup);
+        EXPECT_TRUE(sleeper.gone()) << mode_name(cgroup);
+        EXPECT_TRUE(cgroups.gone()) << mode_name(cgroup);
+    }
+}
+
+TEST(ShellCleanup, KilledShellLeavesNoProcessThatLeftItsSession) {
+    if (!test::cgroups_usable())
+        GTEST_SKIP() << test::kNoCgroups;
+    const test::Leftovers sleeper(test::unique_sleep_argument());
+    Job job = sh_job({"setsid sleep " + sleeper.marker() + " & echo ready; wait"});
+    job.id = unique_job_id();
+    const auto cgroups = cgroups_of_job(job.id);
+    ShellProcess shell(job);
+    ASSERT_TRUE(shell.wait_for_out("ready"));
+    ASSERT_TRUE(sleeper.started());
+    shell.signal(SIGKILL);
+    EXPECT_EQ(shell.finish().exit_code, 137);
+    EXPECT_TRUE(sleeper.gone());
+    EXPECT_TRUE(cgroups.gone());
+}
+
+// Fields of /proc/PID/stat after the command name: state, parent, process
+// group, session.
+struct ProcessIds {
+    pid_t parent = -1;
+    pid_t group = -1;
+    pid_t session = -1;
+};
+
+std::optional<ProcessIds> ids_of(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    std::getline(stat, text);
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos)
+        return std::nullopt;
+    std::istringstream fields(text.substr(paren + 1));
+    std::string state;
+    ProcessIds ids;
+    if (!(fields >> state >> ids.parent >> ids.group >> ids.session))
+        return std::nullopt;
+    return ids;
+}
+
+// The shell's watcher: its child in a session of its own.
+std::optional<pid_t> watcher_of(pid_t shell) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        const pid_t pid = std::stoi(name);
+        const auto ids = ids_of(pid);
+        if (ids && ids->parent == shell && ids->session == pid)
+            return pid;
+    }
+    return std::nullopt;
+}
+
+std::uint64_t ignored_signals(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.starts_with("SigIgn:"))
+            return std::stoull(line.substr(7), nullptr, 16);
+    return 0;
+}
+
+// What a terminal, a broker or a signal to the shell's group does to the
+// shell does not reach its watcher, and it holds nothing of the shell's
+// open: one descriptor, its pipe. It is gone when the job ends.
+TEST(ShellCleanup, WatcherIsOnItsOwnAndHoldsOnlyItsPipe) {
+    const test::ScratchDir dir;
+    const std::string go = dir / "go";
+    ShellProcess shell(sh_job({"echo ready; until [ -e " + go + " ]; do sleep 0.01; done"}));
+    ASSERT_TRUE(shell.wait_for_out("ready"));
+    const auto watcher = watcher_of(shell.pid());
+    ASSERT_TRUE(watcher);
+    const auto ids = ids_of(*watcher);
+    ASSERT_TRUE(ids);
+    EXPECT_NE(ids->session, ids_of(shell.pid())->session);
+    std::vector<std::string> fds;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(*watcher) + "/fd"))
+        fds.push_back(std::filesystem::read_symlink(entry.path()).string());
+    ASSERT_EQ(fds.size(), 1u);
+    EXPECT_TRUE(fds[0].starts_with("pipe:")) << fds[0];
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGPIPE})
+        EXPECT_TRUE((ignored_signals(*watcher) >> (signal - 1)) & 1) << strsignal(signal);
+    write_file(go, "", 0644);
+
+    const Outcome outcome = shell.finish();
+    EXPECT_EQ(outcome.out, "ready\n");
+    EXPECT_EQ(outcome.err, "");
+    EXPECT_EQ(outcome.exit_code, 0);
+    EXPECT_TRUE(test::ended(*watcher));
 }
 
 }  // namespace

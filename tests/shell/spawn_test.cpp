@@ -1,7 +1,12 @@
-// Finding a task's command before anything starts, as execvp would.
+// Finding a task's command before anything starts, as execvp would; and a
+// started task's ties to the shell: it dies with the shell's process, and
+// it joins the job's cgroup, whose kill ends it.
 #include "shell/spawn.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -10,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "shell/cgroup.h"
+#include "support/leftovers.h"
 #include "support/scratch.h"
 
 namespace gantry::shell {
@@ -72,6 +79,92 @@ TEST(StartError, ExitCodes) {
     EXPECT_EQ(exit_code_of_start_error(ENOENT), 127);
     EXPECT_EQ(exit_code_of_start_error(EACCES), 126);
     EXPECT_EQ(exit_code_of_start_error(ENOEXEC), 126);
+}
+
+// /dev/null as each of a task's descriptors (numbers of at least 4, as
+// Spawner::start wants them), closed with the object.
+class NullFds {
+public:
+    NullFds() {
+        const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        for (int& fd : fds_)
+            fd = fcntl(null, F_DUPFD_CLOEXEC, 4);
+        close(null);
+    }
+    NullFds(const NullFds&) = delete;
+    NullFds& operator=(const NullFds&) = delete;
+    ~NullFds() {
+        for (const int fd : fds_)
+            close(fd);
+    }
+    TaskFds task_fds() const { return {fds_[0], fds_[1], fds_[2], fds_[3]}; }
+
+private:
+    int fds_[4] = {-1, -1, -1, -1};
+};
+
+// A task running `sleep marker`.
+Task sleep_task(const std::string& marker) {
+    Task task;
+    task.argv = {"sleep", marker};
+    return task;
+}
+
+std::string sleep_path() {
+    return find_command("sleep", "/usr/bin:/bin", "").path;
+}
+
+// The process that started the task exits without a word (no watcher, no
+// process group killed): the kernel kills the task (PR_SET_PDEATHSIG).
+TEST(Spawner, TaskDiesWithTheProcessThatStartedIt) {
+    const test::Leftovers sleeper(test::unique_sleep_argument());
+    const pid_t shell = fork();
+    if (shell == 0) {
+        const Job job;
+        Spawner spawner(job, std::nullopt);
+        const NullFds fds;
+        const StartResult started =
+            spawner.start(sleep_task(sleeper.marker()), sleep_path(), fds.task_fds());
+        _exit(started.failed == StartStep::None ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(shell, &status, 0), shell);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_TRUE(sleeper.gone());
+}
+
+// The last line of /proc/PID/cgroup: "0::/path" in the v2 hierarchy.
+std::string cgroup_of(pid_t pid) {
+    std::ifstream file("/proc/" + std::to_string(pid) + "/cgroup");
+    std::string last;
+    for (std::string line; std::getline(file, line);)
+        if (line.starts_with("0::"))
+            last = line.substr(3);
+    return last;
+}
+
+TEST(Spawner, TaskJoinsTheJobsCgroupWhoseKillEndsIt) {
+    if (!test::cgroups_usable())
+        GTEST_SKIP() << test::kNoCgroups;
+    const std::string name = "gantry-spawn-test-" + std::to_string(getpid());
+    const test::LeftoverCgroups left(name);
+    auto cgroup = JobCgroup::create(name);
+    ASSERT_NE(cgroup, nullptr);
+    const test::Leftovers sleeper(test::unique_sleep_argument());
+    const Job job;
+    Spawner spawner(job, std::nullopt, cgroup->procs_fd());
+    const NullFds fds;
+    const StartResult started =
+        spawner.start(sleep_task(sleeper.marker()), sleep_path(), fds.task_fds());
+    ASSERT_EQ(started.failed, StartStep::None) << started.error;
+    EXPECT_TRUE(cgroup_of(started.pid).ends_with("/" + name)) << cgroup_of(started.pid);
+
+    EXPECT_TRUE(cgroup->kill_all());
+    int status = 0;
+    ASSERT_EQ(waitpid(started.pid, &status, 0), started.pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+    EXPECT_FALSE(test::exists(cgroup->dir()));
+    EXPECT_EQ(left.names(), std::vector<std::string>{});
 }
 
 }  // namespace

@@ -1,0 +1,71 @@
+// Jobs of an instance leave nothing behind: what a task starts ends with
+// the job, before its cores go to the next job, and even when the job's
+// shell is killed.
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/instance.h"
+#include "support/leftovers.h"
+#include "support/process.h"
+
+namespace gantry::test {
+namespace {
+
+class JobCleanup : public InstanceTest {};
+
+// The parent of process `pid` (field 4 of /proc/PID/stat); -1 when gone.
+pid_t parent_of(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    std::getline(stat, text);
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos)
+        return -1;
+    std::istringstream fields(text.substr(paren + 1));
+    std::string state;
+    pid_t parent = -1;
+    fields >> state >> parent;
+    return parent;
+}
+
+TEST_F(JobCleanup, BackgroundProcessEndsWithTheJob) {
+    const Leftovers sleeper(unique_sleep_argument());
+    expect({"run", "-n", "1", "sh", "-c", "sleep " + sleeper.marker() + " & echo bg"}, "bg\n", "",
+           0);
+    EXPECT_TRUE(sleeper.gone());
+}
+
+// The broker kills what is left of a killed shell's session; a process that
+// left it is caught by the job's cgroup, which the shell's watcher kills
+// and removes.
+TEST_F(JobCleanup, ProcessThatLeftItsSessionEndsWithAKilledShell) {
+    if (!cgroups_usable())
+        GTEST_SKIP() << kNoCgroups;
+    const Leftovers sleeper(unique_sleep_argument());
+    const std::string id =
+        submit({"-n", "1", "sh", "-c", "setsid sleep " + sleeper.marker() + " & wait"});
+    ASSERT_TRUE(sleeper.started());
+    const auto sleeping = processes_with_argument(sleeper.marker());
+    ASSERT_EQ(sleeping.size(), 1u);
+    // sleep's parent is the task (sh), whose parent is the job's shell.
+    const pid_t task = parent_of(sleeping[0]);
+    ASSERT_GT(task, 1);
+    const pid_t shell = parent_of(task);
+    ASSERT_GT(shell, 1);
+    const LeftoverCgroups cgroups("gantry-" + std::to_string(shell) + "-");
+    ASSERT_EQ(cgroups.names().size(), 1u);
+    ::kill(shell, SIGKILL);
+    EXPECT_TRUE(sleeper.gone());
+    EXPECT_TRUE(cgroups.gone());
+    EXPECT_TRUE(eventually([&] { return state(id) == "INACTIVE"; })) << state(id);
+}
+
+}  // namespace
+}  // namespace gantry::test
