@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -336,11 +337,26 @@ Status Instance::spawn_initial_program() {
     const std::string failure_prefix =
         "gantry: initial program: " + options_.initial_program.front() + ": ";
 
+    auto containment =
+        shell::Containment::start("gantry-" + std::to_string(::getpid()) + "-initial", true);
+    if (!containment)
+        return containment.error();
+    initial_containment_ = std::move(*containment);
+    const int cgroup_procs = initial_containment_->cgroup_procs();
+    const pid_t broker = ::getpid();
+
     foreground_ = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
     const pid_t pid = ::fork();
     if (pid < 0)
         return system_error("cannot start the initial program", errno);
     if (pid == 0) {
+        // It dies with the broker, however the broker dies; what it starts
+        // stays in its cgroup, for the watcher to end then.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != broker)
+            ::_exit(127);
+        if (cgroup_procs >= 0 && ::write(cgroup_procs, "0", 1) != 1)
+            write_all(STDERR_FILENO, failure_prefix + "cannot join its cgroup\n");
         // Its own process group, which signals to the broker are forwarded
         // to; on a terminal, the foreground one.
         ::setpgid(0, 0);
@@ -358,6 +374,7 @@ Status Instance::spawn_initial_program() {
         ::_exit(number == ENOENT ? 127 : 126);
     }
     ::setpgid(pid, pid);  // also here, so that a signal forwarded now reaches it
+    initial_containment_->add_group(pid);
     initial_pid_ = pid;
     auto exit = ChildExit::watch(loop_, pid, [this](int status) { initial_program_ended(status); });
     if (!exit) {
@@ -372,6 +389,7 @@ Status Instance::spawn_initial_program() {
 }
 
 void Instance::initial_program_ended(int wait_status) {
+    initial_containment_->end();  // what it left running (`cmd &`) ends with it
     exit_code_ = exit_code_of(wait_status);
     initial_pid_ = -1;
     initial_exit_.reset();

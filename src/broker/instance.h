@@ -30,6 +30,7 @@
 #include "broker/child.h"
 #include "broker/jobs.h"
 #include "formats/rset.h"
+#include "shell/containment.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -100,7 +101,10 @@ private:
     asio::signal_set signals_;
     std::optional<ChildExit> initial_exit_;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-    pid_t initial_pid_ = -1;   // the initial program, while it runs
+    pid_t initial_pid_ = -1;  // the initial program, while it runs
+    // What the initial program starts ends with it, and with the broker
+    // however the broker ends, as a job's tasks do.
+    std::unique_ptr<shell::Containment> initial_containment_;
     bool foreground_ = false;  // the initial program was given the terminal
     bool terminated_ = false;  // shutdown --force sent it SIGTERM
     bool ending_ = false;

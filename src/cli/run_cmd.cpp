@@ -101,10 +101,16 @@ Examples:
   $ gantry run --dry-run --display map -H n0:4,n1:4 --topology "package:2 core:4 pu:1" \
       -n 2 --map-by package ./a : -n 4 --map-by core ./b
 
+Inside an instance (GANTRY_URI set) the job is submitted there and followed:
+SIGINT, SIGTERM or SIGHUP while it is pending cancel it, and a job whose
+gantry run has gone never starts.
+
 Exit status: the job's: 0 when every task exited 0, else the first failing
 task's exit code (128+N for signal N), the code given to MPI_Abort, 127/126
-for a command that cannot run; 2 on bad options, policies, hosts or a job
-that does not fit; 1 when the system fails.)";
+for a command that cannot run, 141 when stdout was closed (| head); 2 on bad
+options, policies, hosts or a job that does not fit; 1 when the system
+fails. Inside an instance also: 1 when the job never ran, 128+N when signal
+N canceled it while pending, 69 when the instance shut down first.)";
 
 // Without an instance gantry starts tasks on this machine only.
 Status check_local(const Jobspec& spec, const JobMap& map, const std::string& here) {

@@ -29,7 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "shell/cgroup.h"
+#include "shell/containment.h"
 #include "shell/exit_status.h"
 #include "shell/fd.h"
 #include "shell/input.h"
@@ -39,7 +39,6 @@
 #include "shell/records.h"
 #include "shell/sink.h"
 #include "shell/spawn.h"
-#include "shell/watcher.h"
 #include "util/duration.h"
 
 namespace gantry::shell {
@@ -316,7 +315,6 @@ private:
     void end_job(int first_signal);
     void kill_job();
     void finish_if_done();
-    void end_what_is_left();
 
     void say(const std::string& line);
     void print_error(const std::string& line) const;
@@ -334,10 +332,9 @@ private:
     std::optional<Readiness> supervisor_readable_;
     records::ControlReader controls_;
     bool supervisor_lost_ = false;
-    std::unique_ptr<JobCgroup> cgroup_;  // null: the tasks' process groups instead
-    std::unique_ptr<Watcher> watcher_;
-    std::vector<RunningTask> tasks_;  // reserved up front: never moves
-    std::vector<std::size_t> live_;   // tasks not reaped yet, in no order
+    std::unique_ptr<Containment> containment_;  // from the first task's start
+    std::vector<RunningTask> tasks_;            // reserved up front: never moves
+    std::vector<std::size_t> live_;             // tasks not reaped yet, in no order
     std::unordered_map<std::uint32_t, std::size_t> task_of_rank_;
     std::unordered_map<pid_t, std::size_t> task_of_pid_;  // tasks not reaped yet
     std::vector<char> buffer_ = std::vector<char>(kReadSize);
@@ -408,7 +405,9 @@ int JobRun::run() {
     asio::post(loop_, [this] { reap(); });  // a task may have ended before SIGCHLD was seen
     loop_.run();
 
-    end_what_is_left();
+    // What the tasks left running (a `cmd &`, a daemon) ends with the job.
+    if (containment_)
+        containment_->end();
     sinks_->flush();
     if (abort_code_)
         return *abort_code_;
@@ -522,16 +521,14 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         }
         dev_null = std::move(*opened);
     }
-    if (job_.job_cgroup)
-        cgroup_ = JobCgroup::create(cgroup_name());
-    Spawner spawner(job_, nofile, cgroup_ ? cgroup_->procs_fd() : -1);
-    const BlockedSignals blocked;
-    auto watcher = Watcher::start(cgroup_ ? cgroup_->dir() : std::string());
-    if (!watcher) {
-        fail(kShellFailure, "gantry: " + watcher.error().str());
+    auto containment = Containment::start(cgroup_name(), job_.job_cgroup);
+    if (!containment) {
+        fail(kShellFailure, "gantry: " + containment.error().str());
         return false;
     }
-    watcher_ = std::move(*watcher);
+    containment_ = std::move(*containment);
+    Spawner spawner(job_, nofile, containment_->cgroup_procs());
+    const BlockedSignals blocked;
     for (std::size_t i = 0; i < job_.tasks.size(); ++i) {
         const Task& task = job_.tasks[i];
         auto plumbing = make_plumbing(task);
@@ -560,8 +557,7 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         live_.push_back(tasks_.size() - 1);
         task_of_rank_.emplace(task.rank, tasks_.size() - 1);
         task_of_pid_.emplace(running.pid, tasks_.size() - 1);
-        if (!cgroup_)
-            watcher_->watch_group(running.pid);
+        containment_->add_group(running.pid);
         watch(running, *plumbing);
     }
     return true;
@@ -611,8 +607,8 @@ void JobRun::report_start_failure(const Task& task, const StartResult& start) {
             fail(kShellFailure, who + "cannot start a process: " + reason);
             return;
         case StartStep::Cgroup:
-            fail(kShellFailure,
-                 who + "cannot join the job's cgroup " + quote(cgroup_->dir()) + ": " + reason);
+            fail(kShellFailure, who + "cannot join the job's cgroup " +
+                                    quote(containment_->cgroup_dir()) + ": " + reason);
             return;
         case StartStep::Affinity:
             fail(kShellFailure,
@@ -1047,23 +1043,6 @@ void JobRun::finish_if_done() {
     time_limit_.cancel();
     kill_timer_.cancel();
     loop_.stop();
-}
-
-// Every task is reaped, but what they started may run on: a `cmd &` of a
-// script, a daemon, a process that left its session. The job's cgroup holds
-// them all; without one, each task's process group holds what did not leave
-// it. A group is killed after its leader was reaped: its number cannot name
-// another group while a member lives, and once it is empty it is not reused
-// before the pid numbers come round again. The watcher then has nothing
-// left to do.
-void JobRun::end_what_is_left() {
-    if (cgroup_)
-        cgroup_->kill_all();
-    else
-        for (const RunningTask& task : tasks_)
-            ::killpg(task.pid, SIGKILL);
-    if (watcher_)
-        watcher_->done();
 }
 
 void JobRun::say(const std::string& line) {

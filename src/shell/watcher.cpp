@@ -89,11 +89,16 @@ Result<std::unique_ptr<Watcher>> Watcher::start(const std::string& cgroup_dir) {
     auto pipe = make_pipe();
     if (!pipe)
         return pipe.error();
+    sigset_t all, previous;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &previous);
     const pid_t pid = ::fork();
     if (pid == 0)
         watch(pipe->read.get(), cgroup_dir);
+    const int fork_error = errno;
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     if (pid < 0)
-        return system_error("cannot start the watcher", errno);
+        return system_error("cannot start the watcher", fork_error);
     return std::unique_ptr<Watcher>(new Watcher(pid, std::move(pipe->write)));
 }
 

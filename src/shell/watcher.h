@@ -25,7 +25,7 @@ class Watcher {
 public:
     // Forks it, before the first task starts. `cgroup_dir`: the job's
     // cgroup; empty: the job has none, and watch_group() names what to kill.
-    // The caller blocks every signal around it, so that none of its
+    // Every signal is blocked across the fork, so that none of the caller's
     // handlers runs in the watcher before the watcher ignores them all.
     static Result<std::unique_ptr<Watcher>> start(const std::string& cgroup_dir);
 

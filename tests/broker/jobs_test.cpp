@@ -731,27 +731,12 @@ TEST_F(Jobs, InfeasibleJobsAreRefused) {
 
 // --- A job shell that dies --------------------------------------------------------
 
-// The parent of a process, from /proc.
-pid_t parent_of(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text;
-    std::getline(stat, text);
-    const auto paren = text.rfind(')');
-    if (paren == std::string::npos)
-        return -1;
-    std::istringstream fields(text.substr(paren + 2));
-    std::string state;
-    pid_t parent = -1;
-    fields >> state >> parent;
-    return parent;
-}
-
 TEST_F(Jobs, TasksDoNotOutliveTheirShell) {
     const JobId id = submit(sh("echo $$ > task.pid; exec sleep 100"));
     ASSERT_TRUE(started(id));
     ASSERT_TRUE(eventually([&] { return !read_file(file("task.pid")).empty(); }));
     const pid_t task = std::stoi(read_file(file("task.pid")));
-    const pid_t shell = parent_of(task);
+    const pid_t shell = test::parent_of(task);
     ASSERT_GT(shell, 1);
     EXPECT_EQ(read_file("/proc/" + std::to_string(shell) + "/cmdline"),
               std::string("gantry\0job-shell\0", 17));

@@ -2,6 +2,7 @@
 // killed or lose their output, or when the instance shuts down under them;
 // scripts and resources refused before they can fail later. Real gantry
 // processes, real signals and pipes, against a real `gantry start --daemon`.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -131,6 +132,23 @@ TEST_F(FrontEnds, AJobWhoseRunOrAllocWasKilledWhilePendingNeverStarts) {
     // A job submitted without a front end is not bound to one.
     const std::string queued = submit({"--urgency", "hold", "true"});
     EXPECT_EQ(state(queued), "SCHED");
+}
+
+TEST_F(FrontEnds, AnInteractiveJobWhoseFrontEndIsKilledWhileRunningGetsTheEndOfItsStdin) {
+    // A stdin that stays open as long as this test holds the FIFO.
+    const std::string fifo = dir_ / "stdin";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const int writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(writer, 0);
+    Background alloc(command({"alloc", "sh", "-c", "cat; echo stdin ended"}), dir_, fifo);
+    ASSERT_TRUE(eventually([&] { return state("1") == "RUN"; })) << state("1");
+    ASSERT_TRUE(eventually([&] { return alloc.catches(SIGTERM); }));
+    alloc.signal(SIGKILL);
+    // Like a shell whose terminal hung up, it ends; its output is kept.
+    ASSERT_TRUE(eventually([&] { return state("1") == "INACTIVE"; })) << state("1");
+    EXPECT_EQ(info("1")["exit_code"], 0);
+    expect({"attach", "1"}, "stdin ended\n", "", 0);
+    ::close(writer);
 }
 
 TEST_F(FrontEnds, AnInteractiveJobPendingWhenTheInstanceShutDownIsCanceledAtItsRestart) {

@@ -20,21 +20,6 @@ namespace {
 
 class JobCleanup : public InstanceTest {};
 
-// The parent of process `pid` (field 4 of /proc/PID/stat); -1 when gone.
-pid_t parent_of(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text;
-    std::getline(stat, text);
-    const auto paren = text.rfind(')');
-    if (paren == std::string::npos)
-        return -1;
-    std::istringstream fields(text.substr(paren + 1));
-    std::string state;
-    pid_t parent = -1;
-    fields >> state >> parent;
-    return parent;
-}
-
 TEST_F(JobCleanup, BackgroundProcessEndsWithTheJob) {
     const Leftovers sleeper(unique_sleep_argument());
     expect({"run", "-n", "1", "sh", "-c", "sleep " + sleeper.marker() + " & echo bg"}, "bg\n", "",

@@ -28,6 +28,7 @@
 #include "support/raw_peer.h"
 
 #include "support/instance.h"
+#include "support/leftovers.h"
 #include "support/process.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
@@ -129,6 +130,30 @@ TEST(Start, ExitCodeIsTheInitialProgramsExitCode) {
     expect_gantry({"start", "/nonexistent/program", "arg"}, "", "",
                   "gantry: initial program: /nonexistent/program: No such file or directory\n",
                   127);
+}
+
+// The initial program is the instance's task: what it leaves running ends
+// with the instance, and nothing of it outlives a broker killed with SIGKILL.
+TEST(Start, WhatTheInitialProgramLeftRunningEndsWithTheInstance) {
+    const Leftovers sleeper(unique_sleep_argument());
+    expect_gantry({"start", "sh", "-c", "sleep " + sleeper.marker() + " & echo left it"}, "",
+                  "left it\n", "", 0);
+    EXPECT_TRUE(sleeper.gone());
+}
+
+TEST(Start, AKilledBrokerTakesItsInitialProgramAndWhatItStartedAlong) {
+    ScratchDir tmp;
+    const Leftovers program(unique_sleep_argument());
+    const Leftovers background(unique_sleep_argument());
+    Background start({gantry_binary(), "start", "sh", "-c",
+                      "sleep " + background.marker() + " & exec sleep " + program.marker()},
+                     tmp);
+    ASSERT_TRUE(program.started());
+    ASSERT_TRUE(background.started());
+    start.signal(SIGKILL);
+    EXPECT_EQ(start.finish().exit_code, 128 + SIGKILL);
+    EXPECT_TRUE(program.gone());
+    EXPECT_TRUE(background.gone());
 }
 
 TEST(Start, ArgumentsAfterTheCommandAreItsOwn) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace gantry::test {
@@ -14,6 +15,20 @@ bool ended(pid_t pid) {
     // The state follows the command name, which may itself hold ')'.
     const auto paren = text.rfind(')');
     return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
+}
+
+pid_t parent_of(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    std::getline(stat, text);
+    const auto paren = text.rfind(')');
+    if (paren == std::string::npos)
+        return -1;
+    std::istringstream fields(text.substr(paren + 1));
+    std::string state;
+    pid_t parent = -1;
+    fields >> state >> parent;
+    return parent;
 }
 
 bool catches(pid_t pid, int signal) {

@@ -26,6 +26,9 @@ bool eventually(Condition condition, std::chrono::milliseconds limit = std::chro
 // yet (which kill(pid, 0) would still find).
 bool ended(pid_t pid);
 
+// The parent of process `pid` (field 4 of /proc/PID/stat); -1 when gone.
+pid_t parent_of(pid_t pid);
+
 // Whether process `pid` has a handler in place for `signal` (SigCgt in
 // /proc/PID/status): a test that signals a command waits for this rather
 // than for a while, so that the signal is caught, not fatal, on a slow

@@ -1,0 +1,58 @@
+// Everything a job starts, held so that it ends with the job: the job's
+// cgroup where cgroup v2 allows one (shell/cgroup.h), else the process
+// groups of the processes it started; and a watcher (shell/watcher.h) that
+// ends them all if the calling process dies first. The shell holds a job's
+// tasks this way, and an instance its initial program.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shell/cgroup.h"
+#include "shell/watcher.h"
+#include "util/error.h"
+
+namespace gantry::shell {
+
+class Containment {
+public:
+    // Makes the cgroup `name` under this process's own (when `use_cgroup`
+    // and this machine allows it) and starts the watcher: before the first
+    // process is started.
+    static Result<std::unique_ptr<Containment>> start(const std::string& name, bool use_cgroup);
+
+    Containment(const Containment&) = delete;
+    Containment& operator=(const Containment&) = delete;
+    // end(), unless it was called.
+    ~Containment();
+
+    // The cgroup's cgroup.procs, open for writing: a child writes "0" there
+    // before execve to join it. -1 without a cgroup.
+    int cgroup_procs() const { return cgroup_ ? cgroup_->procs_fd() : -1; }
+    // The cgroup's directory; empty without one.
+    std::string cgroup_dir() const { return cgroup_ ? cgroup_->dir() : std::string(); }
+
+    // A process that has started as the leader of a process group of its
+    // own: without a cgroup, what ends is that group.
+    void add_group(pid_t group);
+
+    // Kills whatever is left (the cgroup, which is then removed; else the
+    // groups, after their leaders were reaped: a group's number cannot name
+    // another group while a member lives, and an empty one is not reused
+    // before the pid numbers come round again), then lets the watcher go.
+    void end();
+
+private:
+    Containment(std::unique_ptr<JobCgroup> cgroup, std::unique_ptr<Watcher> watcher)
+        : cgroup_(std::move(cgroup)), watcher_(std::move(watcher)) {}
+
+    std::unique_ptr<JobCgroup> cgroup_;  // null: the groups instead
+    std::unique_ptr<Watcher> watcher_;
+    std::vector<pid_t> groups_;
+    bool ended_ = false;
+};
+
+}  // namespace gantry::shell
