@@ -5,7 +5,8 @@
 //
 // States and events (Flux RFC 21 names):
 //
-//   NEW      `submit` {"userid","urgency"}
+//   NEW      `submit` {"userid","urgency"}, and "interactive":true for a job
+//            bound to the connection that submitted it (job.submit below)
 //   DEPEND   waits for its dependencies; `depend` {} once they are met
 //   SCHED    queued; `alloc` {} when the scheduler gives it R
 //   RUN      `start` {} once its tasks have started; `finish` {"status":W}
@@ -20,7 +21,9 @@
 //
 // Methods (params -> result; ids are integers; errors are one line):
 //
-//   job.submit   {"jobspec":{...}}        -> {"id":N}
+//   job.submit   {"jobspec":{...}, "interactive":bool}  -> {"id":N}
+//                interactive: canceled if that connection closes while the
+//                job is pending; its stdin closed if it closes while it runs
 //   job.list     {"states":["RUN",...], "name":S, "limit":N}   (all optional)
 //                -> {"jobs":[SUMMARY...]}  newest first
 //   job.info     {"id"}                   -> SUMMARY + {"jobspec","R","taskmap",

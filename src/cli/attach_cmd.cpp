@@ -63,6 +63,10 @@ constexpr std::array kForwardedSignals = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGU
 // A second Ctrl-C within this time detaches.
 constexpr auto kDetachWindow = std::chrono::seconds(2);
 
+// How long a signal waits for the job's state before the job is taken for
+// pending.
+constexpr auto kStateGrace = std::chrono::seconds(2);
+
 // The write end of the live SignalPipe, for its handler.
 int g_signal_pipe = -1;
 
@@ -181,6 +185,7 @@ private:
     std::optional<int> on_output(const Json& chunk);
     std::optional<int> on_signal(int signal);
     std::optional<int> leave_pending(int signal);
+    std::optional<int> handle_signals();
     void write_output(int fd, std::string_view bytes);
     void output_closed();
     void cancel_after_grace();
@@ -197,12 +202,15 @@ private:
     bool label_;
     bool owns_job_;
     Stdin stdin_;
+    bool state_known_ = false;                      // the job's eventlog so far has come
     bool allocated_ = false;                        // the job has left the queue (its alloc event)
     std::chrono::milliseconds kill_timeout_{5000};  // the job's
     std::optional<int> canceled_on_;                // the signal that canceled the pending job
     bool output_closed_ = false;                    // stdout or stderr failed: the job got SIGPIPE
     std::optional<std::chrono::steady_clock::time_point> cancel_at_;  // if it still runs
     std::optional<std::chrono::steady_clock::time_point> last_interrupt_;
+    std::vector<int> unhandled_;  // signals caught before the job's state was known
+    std::optional<std::chrono::steady_clock::time_point> first_unhandled_;
     std::string scratch_;  // a chunk's labelled lines
 };
 
@@ -221,9 +229,10 @@ int Attachment::run(SignalPipe& signals) {
             errno != EINTR)
             return runtime_failure(Error("", std::string("poll: ") + std::strerror(errno)));
         cancel_after_grace();
-        for (const int signal : signals.take())
-            if (const auto code = on_signal(signal))
-                return *code;
+        const std::vector<int> caught = signals.take();
+        unhandled_.insert(unhandled_.end(), caught.begin(), caught.end());
+        if (const auto code = handle_signals())
+            return *code;
         if (ready[0].revents != 0 || stream_.has_reply()) {
             do {
                 const auto reply = stream_.receive();
@@ -236,6 +245,8 @@ int Attachment::run(SignalPipe& signals) {
                 if (const auto code = on_reply(*reply))
                     return *code;
             } while (stream_.has_reply());
+            if (const auto code = handle_signals())
+                return *code;
         }
         if (ready[2].revents != 0)
             on_stdin();
@@ -259,9 +270,11 @@ std::optional<int> Attachment::on_reply(const api::Reply& reply) {
         for (const Json& chunk : *output)
             if (const auto code = on_output(chunk))
                 return code;
-    if (const auto events = result.find("events"); events != result.end() && events->is_array())
+    if (const auto events = result.find("events"); events != result.end() && events->is_array()) {
         for (const Json& event : *events)
             on_event(event);
+        state_known_ = true;  // the first events are the job's whole eventlog so far
+    }
     if (!reply.more)  // the job's summary: it is inactive
         return canceled_on_ ? 128 + *canceled_on_ : command_exit_code(result);
     return std::nullopt;
@@ -301,11 +314,7 @@ void Attachment::output_closed() {
     if (output_closed_)
         return;
     output_closed_ = true;
-    if (!allocated_) {
-        (void)leave_pending(SIGPIPE);
-        return;
-    }
-    kill(SIGPIPE);
+    kill(SIGPIPE);  // it has run: it wrote
     cancel_at_ = std::chrono::steady_clock::now() + kill_timeout_;
 }
 
@@ -316,12 +325,38 @@ void Attachment::cancel_after_grace() {
     (void)control_.call("job.cancel", {{"id", id_}});  // it may have ended meanwhile
 }
 
-// -1 (wait for ever) unless a cancel is due.
+// Whether a signal means "pass it on" or "stop waiting" depends on whether
+// the job has left the queue, which the first events say: signals wait for
+// them, kStateGrace at most (an instance that does not answer is left as
+// one whose job is pending).
+std::optional<int> Attachment::handle_signals() {
+    const auto now = std::chrono::steady_clock::now();
+    if (unhandled_.empty()) {
+        first_unhandled_.reset();
+        return std::nullopt;
+    }
+    if (!first_unhandled_)
+        first_unhandled_ = now;
+    if (!state_known_ && now - *first_unhandled_ < kStateGrace)
+        return std::nullopt;
+    const std::vector<int> signals = std::exchange(unhandled_, {});
+    first_unhandled_.reset();
+    for (const int signal : signals)
+        if (const auto code = on_signal(signal))
+            return code;
+    return std::nullopt;
+}
+
+// -1 (wait for ever) unless a cancel is due, or signals wait for the
+// job's state.
 int Attachment::poll_timeout() const {
-    if (!cancel_at_)
+    std::optional<std::chrono::steady_clock::time_point> due = cancel_at_;
+    if (first_unhandled_ && (!due || *first_unhandled_ + kStateGrace < *due))
+        due = *first_unhandled_ + kStateGrace;
+    if (!due)
         return -1;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        *cancel_at_ - std::chrono::steady_clock::now());
+        *due - std::chrono::steady_clock::now());
     return static_cast<int>(std::max<std::int64_t>(0, left.count()) + 1);
 }
 

@@ -150,6 +150,12 @@ TEST_F(StoreTest, NewJobIsRecordedWithItsSubmitEvent) {
     EXPECT_EQ(events[0],
               (JobEvent{1, 1700000000.25, "submit", {{"userid", 1000}, {"urgency", 16}}}));
     EXPECT_EQ(store.create_job(new_job("second", 1700000001)).value(), 2u);
+    // A job bound to its front end says so in its submit event.
+    NewJob interactive = new_job("third", 1700000002);
+    interactive.interactive = true;
+    EXPECT_EQ(store.create_job(interactive).value(), 3u);
+    EXPECT_EQ(store.events(3).value().at(0).context,
+              (Json{{"userid", 1000}, {"urgency", 16}, {"interactive", true}}));
 }
 
 // A whole job's life as the instance records it, then a restart.

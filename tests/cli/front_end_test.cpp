@@ -106,7 +106,7 @@ TEST_F(FrontEnds, AttachDetachesFromAPendingJobOnASignalAndLeavesItQueued) {
     EXPECT_EQ(result.exit_code, 128 + SIGTERM);
     EXPECT_EQ(state(id), "SCHED");
     // timeout(1) ends a waiting attach with its SIGTERM.
-    const auto timed = run_program(joined({"timeout", "1"}, command({"attach", id})));
+    const auto timed = run_program(joined({"timeout", "3"}, command({"attach", id})));
     EXPECT_EQ(timed.err, detached);
     EXPECT_EQ(timed.exit_code, 124);
     EXPECT_EQ(state(id), "SCHED");
