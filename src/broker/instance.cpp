@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "shell/clone_into.h"
 #include "topo/topology.h"
 
 extern char** environ;
@@ -342,13 +343,24 @@ Status Instance::spawn_initial_program() {
     if (!containment)
         return containment.error();
     initial_containment_ = std::move(*containment);
-    const int cgroup_procs = initial_containment_->cgroup_procs();
+
     const pid_t broker = ::getpid();
 
     foreground_ = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
-    const pid_t pid = ::fork();
+    // Started in its cgroup where the kernel can (no migration to wait
+    // for, shell/clone_into.h); else it moves itself in.
+    int cgroup_procs = -1;
+    shell::CloneResult started{-1, 0, true};
+    if (const int cgroup_dir = initial_containment_->cgroup_dir_fd(); cgroup_dir >= 0)
+        started = shell::fork_into_cgroup(cgroup_dir);
+    if (started.unsupported) {
+        cgroup_procs = initial_containment_->cgroup_procs();
+        started.pid = ::fork();
+        started.error = errno;
+    }
+    const pid_t pid = started.pid;
     if (pid < 0)
-        return system_error("cannot start the initial program", errno);
+        return system_error("cannot start the initial program", started.error);
     if (pid == 0) {
         // It dies with the broker, however the broker dies; what it starts
         // stays in its cgroup, for the watcher to end then.

@@ -177,14 +177,16 @@ std::unique_ptr<JobCgroup> JobCgroup::create(std::string_view name) {
                 continue;
             return nullptr;  // read-only, not permitted, too deep: process groups instead
         }
+        Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         Fd procs(::open(joined(dir, "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
         // cgroup.kill (not in the root cgroup, so looked for here) is what
         // makes the end reliable.
-        if (!procs || ::access(joined(dir, "cgroup.kill").c_str(), F_OK) != 0) {
+        if (!dir_fd || !procs || ::access(joined(dir, "cgroup.kill").c_str(), F_OK) != 0) {
             ::rmdir(dir.c_str());
             return nullptr;
         }
-        return std::unique_ptr<JobCgroup>(new JobCgroup(std::move(dir), std::move(procs)));
+        return std::unique_ptr<JobCgroup>(
+            new JobCgroup(std::move(dir), std::move(dir_fd), std::move(procs)));
     }
     return nullptr;
 }

@@ -41,17 +41,22 @@ public:
 
     const std::string& dir() const { return dir_; }
     // Its cgroup.procs, open for writing (close-on-exec): a task's child
-    // process writes "0" there before execve to join the job's cgroup.
+    // process writes "0" there before execve to join the job's cgroup,
+    // where it cannot be started in it (shell/clone_into.h).
     int procs_fd() const { return procs_.get(); }
+    // The directory, open (close-on-exec): where clone3 starts a child.
+    int dir_fd() const { return dir_fd_.get(); }
 
     // kill_cgroup(dir()): every process of the job ends and the directory
     // goes. True when it is gone.
     bool kill_all();
 
 private:
-    JobCgroup(std::string dir, Fd procs) : dir_(std::move(dir)), procs_(std::move(procs)) {}
+    JobCgroup(std::string dir, Fd dir_fd, Fd procs)
+        : dir_(std::move(dir)), dir_fd_(std::move(dir_fd)), procs_(std::move(procs)) {}
 
     std::string dir_;
+    Fd dir_fd_;
     Fd procs_;
     bool removed_ = false;
 };

@@ -29,8 +29,10 @@ public:
     // end(), unless it was called.
     ~Containment();
 
-    // The cgroup's cgroup.procs, open for writing: a child writes "0" there
-    // before execve to join it. -1 without a cgroup.
+    // The cgroup's directory and cgroup.procs, open: where a child is
+    // started (shell/clone_into.h), or, where it cannot be, where it writes
+    // "0" before execve to join it. -1 without a cgroup.
+    int cgroup_dir_fd() const { return cgroup_ ? cgroup_->dir_fd() : -1; }
     int cgroup_procs() const { return cgroup_ ? cgroup_->procs_fd() : -1; }
     // The cgroup's directory; empty without one.
     std::string cgroup_dir() const { return cgroup_ ? cgroup_->dir() : std::string(); }

@@ -527,7 +527,8 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         return false;
     }
     containment_ = std::move(*containment);
-    Spawner spawner(job_, nofile, containment_->cgroup_procs());
+    Spawner spawner(job_, nofile,
+                    CgroupFds{containment_->cgroup_dir_fd(), containment_->cgroup_procs()});
     const BlockedSignals blocked;
     for (std::size_t i = 0; i < job_.tasks.size(); ++i) {
         const Task& task = job_.tasks[i];

@@ -14,6 +14,8 @@
 #include <climits>
 #include <cstdint>
 
+#include "shell/clone_into.h"
+
 namespace gantry::shell {
 namespace {
 
@@ -170,8 +172,8 @@ int exit_code_of_start_error(int error) {
     return error == ENOENT ? 127 : 126;
 }
 
-Spawner::Spawner(const Job& job, std::optional<rlim_t> nofile_at_start, int cgroup_procs)
-    : umask_(job.umask), cgroup_procs_(cgroup_procs) {
+Spawner::Spawner(const Job& job, std::optional<rlim_t> nofile_at_start, CgroupFds cgroup)
+    : umask_(job.umask), cgroup_(cgroup) {
     void* stack = ::mmap(nullptr, kChildStackSize, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack != MAP_FAILED) {
@@ -230,17 +232,29 @@ StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fd
     args.umask = umask_ ? static_cast<int>(*umask_) : -1;
     args.limits = limits_.data();
     args.limit_count = limits_.size();
-    args.cgroup_procs = cgroup_procs_;
+    args.cgroup_procs = -1;
     args.parent = ::getpid();
     args.failed = StartStep::None;
     args.error = 0;
 
     // CLONE_VFORK: the parent resumes once the child has called execve or
     // exited, so the stack is free again for the next task.
-    char* const stack_top = static_cast<char*>(stack_) + stack_size_;
-    const pid_t pid = ::clone(start_child, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
-    if (pid < 0)
-        return {-1, StartStep::Clone, errno};
+    pid_t pid = -1;
+    if (cgroup_.dir >= 0 && clone_into_cgroup_) {
+        const CloneResult cloned =
+            clone_vm_into_cgroup(start_child, &args, stack_, stack_size_, cgroup_.dir);
+        if (!cloned.unsupported && cloned.pid < 0)
+            return {-1, StartStep::Clone, cloned.error};
+        clone_into_cgroup_ = !cloned.unsupported;
+        pid = cloned.pid;
+    }
+    if (pid < 0) {
+        args.cgroup_procs = cgroup_.procs;  // the child moves itself in: slower, as good
+        char* const stack_top = static_cast<char*>(stack_) + stack_size_;
+        pid = ::clone(start_child, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+        if (pid < 0)
+            return {-1, StartStep::Clone, errno};
+    }
     if (args.failed != StartStep::None) {
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -48,6 +48,14 @@ struct StartResult {
     int error = 0;
 };
 
+// A cgroup as the spawner puts tasks in it: its directory, where clone3
+// starts them (shell/clone_into.h), and its cgroup.procs, which a task
+// writes itself into where the kernel cannot do that; both open, -1: none.
+struct CgroupFds {
+    int dir = -1;
+    int procs = -1;
+};
+
 // The descriptors a task starts with (each >= 4, so that none is
 // overwritten while the child moves them to 0, 1, 2 and 3).
 struct TaskFds {
@@ -62,10 +70,9 @@ struct TaskFds {
 class Spawner {
 public:
     // `nofile_at_start`: the shell's soft RLIMIT_NOFILE before it raised it,
-    // given back to the tasks before the job's own limits. `cgroup_procs`:
-    // the cgroup.procs file of the job's cgroup, open for writing, which
-    // each task joins; -1: none.
-    Spawner(const Job& job, std::optional<rlim_t> nofile_at_start, int cgroup_procs = -1);
+    // given back to the tasks before the job's own limits. `cgroup`: the
+    // job's cgroup, where each task starts (none: both -1).
+    Spawner(const Job& job, std::optional<rlim_t> nofile_at_start, CgroupFds cgroup = {});
     Spawner(const Spawner&) = delete;
     Spawner& operator=(const Spawner&) = delete;
     ~Spawner();
@@ -82,7 +89,8 @@ private:
     void* stack_ = nullptr;
     std::size_t stack_size_ = 0;
     std::optional<mode_t> umask_;
-    int cgroup_procs_ = -1;
+    CgroupFds cgroup_;
+    bool clone_into_cgroup_ = true;  // until the kernel says it cannot
     std::vector<std::pair<int, rlimit>> limits_;
     // Reused between starts: the arrays handed to the child.
     std::vector<char*> argv_;

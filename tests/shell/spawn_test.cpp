@@ -143,28 +143,34 @@ std::string cgroup_of(pid_t pid) {
     return last;
 }
 
+// Both ways into the cgroup: started there (clone3), and moved in by the
+// child itself (where the kernel cannot start it there).
 TEST(Spawner, TaskJoinsTheJobsCgroupWhoseKillEndsIt) {
     if (!test::cgroups_usable())
         GTEST_SKIP() << test::kNoCgroups;
-    const std::string name = "gantry-spawn-test-" + std::to_string(getpid());
-    const test::LeftoverCgroups left(name);
-    auto cgroup = JobCgroup::create(name);
-    ASSERT_NE(cgroup, nullptr);
-    const test::Leftovers sleeper(test::unique_sleep_argument());
-    const Job job;
-    Spawner spawner(job, std::nullopt, cgroup->procs_fd());
-    const NullFds fds;
-    const StartResult started =
-        spawner.start(sleep_task(sleeper.marker()), sleep_path(), fds.task_fds());
-    ASSERT_EQ(started.failed, StartStep::None) << started.error;
-    EXPECT_TRUE(cgroup_of(started.pid).ends_with("/" + name)) << cgroup_of(started.pid);
+    for (const bool started_there : {true, false}) {
+        SCOPED_TRACE(started_there ? "clone3 into the cgroup" : "moved in by the child");
+        const std::string name = "gantry-spawn-test-" + std::to_string(getpid());
+        const test::LeftoverCgroups left(name);
+        auto cgroup = JobCgroup::create(name);
+        ASSERT_NE(cgroup, nullptr);
+        const test::Leftovers sleeper(test::unique_sleep_argument());
+        const Job job;
+        Spawner spawner(job, std::nullopt,
+                        CgroupFds{started_there ? cgroup->dir_fd() : -1, cgroup->procs_fd()});
+        const NullFds fds;
+        const StartResult started =
+            spawner.start(sleep_task(sleeper.marker()), sleep_path(), fds.task_fds());
+        ASSERT_EQ(started.failed, StartStep::None) << started.error;
+        EXPECT_TRUE(cgroup_of(started.pid).ends_with("/" + name)) << cgroup_of(started.pid);
 
-    EXPECT_TRUE(cgroup->kill_all());
-    int status = 0;
-    ASSERT_EQ(waitpid(started.pid, &status, 0), started.pid);
-    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
-    EXPECT_FALSE(test::exists(cgroup->dir()));
-    EXPECT_EQ(left.names(), std::vector<std::string>{});
+        EXPECT_TRUE(cgroup->kill_all());
+        int status = 0;
+        ASSERT_EQ(waitpid(started.pid, &status, 0), started.pid);
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+        EXPECT_FALSE(test::exists(cgroup->dir()));
+        EXPECT_EQ(left.names(), std::vector<std::string>{});
+    }
 }
 
 }  // namespace
