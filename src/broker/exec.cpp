@@ -106,19 +106,24 @@ void WriteQueue::write_some() {
         return;
     }
     writing_ = true;
-    stream_.async_write_some(
-        asio::buffer(queue_), [this](const asio::error_code& failure, std::size_t written) {
-            writing_ = false;
-            if (failure) {
-                // The reader has gone: nothing more to say to it.
-                queue_.clear();
-                if (failure != asio::error::operation_aborted && stream_.is_open())
-                    stream_.close();
-                return;
-            }
-            queue_.erase(0, written);
-            write_some();
-        });
+    stream_.async_write_some(asio::buffer(queue_),
+                             [this](const asio::error_code& failure, std::size_t written) {
+                                 // Aborted: the descriptor was closed by the queue's destruction
+                                 // (a job shell's end while a signal or stdin was on its way),
+                                 // and the queue is gone; nothing of it may be touched.
+                                 if (failure == asio::error::operation_aborted)
+                                     return;
+                                 writing_ = false;
+                                 if (failure) {
+                                     // The reader has gone: nothing more to say to it.
+                                     queue_.clear();
+                                     if (stream_.is_open())
+                                         stream_.close();
+                                     return;
+                                 }
+                                 queue_.erase(0, written);
+                                 write_some();
+                             });
 }
 
 // --- ShellProcess -------------------------------------------------------------
