@@ -106,12 +106,13 @@ void WriteQueue::write_some() {
         return;
     }
     writing_ = true;
+    // The queue may be gone when the write completes (a job shell that
+    // ended while a signal or stdin was on its way to it): a write done
+    // before the destruction still has its completion to run.
     stream_.async_write_some(asio::buffer(queue_),
-                             [this](const asio::error_code& failure, std::size_t written) {
-                                 // Aborted: the descriptor was closed by the queue's destruction
-                                 // (a job shell's end while a signal or stdin was on its way),
-                                 // and the queue is gone; nothing of it may be touched.
-                                 if (failure == asio::error::operation_aborted)
+                             [this, alive = std::weak_ptr<bool>(alive_)](
+                                 const asio::error_code& failure, std::size_t written) {
+                                 if (alive.expired())
                                      return;
                                  writing_ = false;
                                  if (failure) {

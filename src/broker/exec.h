@@ -47,6 +47,9 @@ private:
     std::string queue_;
     bool writing_ = false;
     bool closing_ = false;
+    // Held by the queue alone: a completion that finds it expired does not
+    // touch the queue.
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 class ShellProcess {
