@@ -15,6 +15,7 @@
 
 #include <asio/write.hpp>
 
+#include "shell/cgroup.h"
 #include "shell/fd.h"
 
 namespace gantry::broker {
@@ -73,6 +74,19 @@ void kill_session(pid_t session) {
         pid_t parent = 0, group = 0, sid = 0;
         if (fields >> state >> parent >> group >> sid && sid == session)
             ::kill(std::stoi(name), SIGKILL);
+    }
+}
+
+// What a job shell that died could not end: the processes of its session,
+// and its job's cgroup (what left the session too), which the shell makes
+// under its broker's own cgroup and, supervised, leaves to the broker
+// rather than to a watcher of its own (shell/containment.h).
+void end_what_the_shell_left(pid_t shell, const std::string& job_id) {
+    kill_session(shell);
+    if (const auto own = shell::own_cgroup_dir()) {
+        const std::string dir = *own + "/" + shell::job_cgroup_name(shell, job_id);
+        if (::access(dir.c_str(), F_OK) == 0)
+            shell::kill_cgroup(dir);
     }
 }
 
@@ -178,8 +192,9 @@ Result<std::unique_ptr<ShellProcess>> ShellProcess::start(asio::io_context& loop
         ::execv(program.c_str(), argv.data());
         ::_exit(127);
     }
-    std::unique_ptr<ShellProcess> process(new ShellProcess(
-        loop, pid, socket->read.release(), input->write.release(), std::move(handlers)));
+    std::unique_ptr<ShellProcess> process(
+        new ShellProcess(loop, pid, header.value("id", std::string()), socket->read.release(),
+                         input->write.release(), std::move(handlers)));
     ShellProcess* self = process.get();
     auto exit = ChildExit::watch(loop, pid, [self](int wait_status) {
         self->wait_status_ = wait_status;
@@ -197,9 +212,13 @@ Result<std::unique_ptr<ShellProcess>> ShellProcess::start(asio::io_context& loop
     return process;
 }
 
-ShellProcess::ShellProcess(asio::io_context& loop, pid_t pid, int socket, int stdin_pipe,
-                           Handlers handlers)
-    : loop_(loop), pid_(pid), handlers_(std::move(handlers)), socket_(loop, socket) {
+ShellProcess::ShellProcess(asio::io_context& loop, pid_t pid, std::string job_id, int socket,
+                           int stdin_pipe, Handlers handlers)
+    : loop_(loop),
+      pid_(pid),
+      job_id_(std::move(job_id)),
+      handlers_(std::move(handlers)),
+      socket_(loop, socket) {
     socket_.non_blocking(true);
     control_.emplace(loop, ::fcntl(socket, F_DUPFD_CLOEXEC, 0));
     stdin_.emplace(loop, stdin_pipe);
@@ -212,7 +231,7 @@ ShellProcess::~ShellProcess() {
         int status = 0;
         while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
         }
-        kill_session(pid_);
+        end_what_the_shell_left(pid_, job_id_);
     }
 }
 
@@ -273,7 +292,7 @@ void ShellProcess::finish_if_done() {
     ended_ = true;
     // A shell that was killed could not end its tasks: the broker does.
     if (WIFSIGNALED(*wait_status_))
-        kill_session(pid_);
+        end_what_the_shell_left(pid_, job_id_);
     handlers_.ended(*wait_status_);
 }
 

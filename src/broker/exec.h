@@ -7,8 +7,10 @@
 // Its stdin (fd 0) is a pipe the broker feeds from front ends.
 //
 // When the broker dies, the shell sees its socket close and kills the tasks:
-// nothing outlives the instance that ran it. A second broker on another node
-// will start its shells the same way and forward the records.
+// nothing outlives the instance that ran it. When the shell dies without
+// ending them, the broker kills what is left of its session and of its
+// job's cgroup (the shell runs no watcher of its own under an instance). A second broker on another
+// node will start its shells the same way and forward the records.
 #pragma once
 
 #include <sys/types.h>
@@ -84,12 +86,14 @@ public:
     bool stdin_open() const { return stdin_ && !stdin_->closed(); }
 
 private:
-    ShellProcess(asio::io_context& loop, pid_t pid, int socket, int stdin_pipe, Handlers handlers);
+    ShellProcess(asio::io_context& loop, pid_t pid, std::string job_id, int socket, int stdin_pipe,
+                 Handlers handlers);
     void read_records();
     void finish_if_done();
 
     asio::io_context& loop_;
     pid_t pid_;
+    std::string job_id_;  // names the job's cgroup, with pid_
     Handlers handlers_;
     asio::posix::stream_descriptor socket_;
     std::optional<WriteQueue> control_;  // writes on a dup of the socket

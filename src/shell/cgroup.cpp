@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -158,6 +159,14 @@ bool kill_cgroup(const std::string& dir) {
     write_text(joined(dir, "cgroup.kill"), "1");
     wait_until_empty(dir);
     return remove_tree(dir);
+}
+
+std::string job_cgroup_name(pid_t shell, std::string_view job_id) {
+    std::string id = job_id.empty() ? std::string("job") : std::string(job_id);
+    for (char& c : id)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+            c = '_';
+    return "gantry-" + std::to_string(shell) + "-" + id;
 }
 
 std::unique_ptr<JobCgroup> JobCgroup::create(std::string_view name) {

@@ -3,6 +3,8 @@
 // that the job's end can kill them all and leave nothing behind.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +26,10 @@ std::optional<std::string> own_cgroup_dir();
 // when `dir` is gone. Used by the shell at the job's end and by its
 // watcher (shell/watcher.h) when the shell dies.
 bool kill_cgroup(const std::string& dir);
+
+// The name of a job's cgroup, under its shell's own cgroup:
+// gantry-<shell's pid>-<job id> (the id's odd characters as '_').
+std::string job_cgroup_name(pid_t shell, std::string_view job_id);
 
 class JobCgroup {
 public:

@@ -4,12 +4,17 @@
 
 namespace gantry::shell {
 
-Result<std::unique_ptr<Containment>> Containment::start(const std::string& name, bool use_cgroup) {
+Result<std::unique_ptr<Containment>> Containment::start(const std::string& name, bool use_cgroup,
+                                                        bool watched) {
     std::unique_ptr<JobCgroup> cgroup = use_cgroup ? JobCgroup::create(name) : nullptr;
-    auto watcher = Watcher::start(cgroup ? cgroup->dir() : std::string());
-    if (!watcher)
-        return watcher.error();
-    return std::unique_ptr<Containment>(new Containment(std::move(cgroup), std::move(*watcher)));
+    std::unique_ptr<Watcher> watcher;
+    if (watched) {
+        auto started = Watcher::start(cgroup ? cgroup->dir() : std::string());
+        if (!started)
+            return started.error();
+        watcher = std::move(*started);
+    }
+    return std::unique_ptr<Containment>(new Containment(std::move(cgroup), std::move(watcher)));
 }
 
 Containment::~Containment() {
@@ -20,7 +25,8 @@ void Containment::add_group(pid_t group) {
     if (cgroup_)
         return;
     groups_.push_back(group);
-    watcher_->watch_group(group);
+    if (watcher_)
+        watcher_->watch_group(group);
 }
 
 void Containment::end() {
@@ -31,7 +37,8 @@ void Containment::end() {
         cgroup_->kill_all();
     for (const pid_t group : groups_)
         ::killpg(group, SIGKILL);
-    watcher_->done();
+    if (watcher_)
+        watcher_->done();
 }
 
 }  // namespace gantry::shell

@@ -20,9 +20,11 @@ namespace gantry::shell {
 class Containment {
 public:
     // Makes the cgroup `name` under this process's own (when `use_cgroup`
-    // and this machine allows it) and starts the watcher: before the first
-    // process is started.
-    static Result<std::unique_ptr<Containment>> start(const std::string& name, bool use_cgroup);
+    // and this machine allows it) and starts the watcher (unless another
+    // process, such as the broker of a job shell, does its work): before
+    // the first process is started.
+    static Result<std::unique_ptr<Containment>> start(const std::string& name, bool use_cgroup,
+                                                      bool watched = true);
 
     Containment(const Containment&) = delete;
     Containment& operator=(const Containment&) = delete;
@@ -52,7 +54,7 @@ private:
         : cgroup_(std::move(cgroup)), watcher_(std::move(watcher)) {}
 
     std::unique_ptr<JobCgroup> cgroup_;  // null: the groups instead
-    std::unique_ptr<Watcher> watcher_;
+    std::unique_ptr<Watcher> watcher_;   // null: someone else ends what is left
     std::vector<pid_t> groups_;
     bool ended_ = false;
 };

@@ -498,11 +498,7 @@ void JobRun::watch_terminals() {
 // gantry-<shell's pid>-<job id>: unique on the node while the shell lives,
 // and it says whose it is to whoever lists the cgroups.
 std::string JobRun::cgroup_name() const {
-    std::string id = job_.id.empty() ? std::string("job") : job_.id;
-    for (char& c : id)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
-            c = '_';
-    return "gantry-" + std::to_string(::getpid()) + "-" + id;
+    return job_cgroup_name(::getpid(), job_.id);
 }
 
 // True when every task has started.
@@ -521,7 +517,10 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         }
         dev_null = std::move(*opened);
     }
-    auto containment = Containment::start(cgroup_name(), job_.job_cgroup);
+    // Supervised, the broker does what a watcher would when the shell dies
+    // (src/broker/exec.h): one process fewer to start for every job.
+    auto containment =
+        Containment::start(cgroup_name(), job_.job_cgroup, !job_.supervisor_fd.has_value());
     if (!containment) {
         fail(kShellFailure, "gantry: " + containment.error().str());
         return false;
