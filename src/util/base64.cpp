@@ -76,6 +76,16 @@ Result<std::string> base64_decode(std::string_view text) {
                 return unexpected(c, i + k);
             n = n << 6 | static_cast<std::uint32_t>(value);
         }
+        // Only one text encodes given bytes (RFC 4648 3.5): the bits that
+        // padding leaves over must be zero, or "5gm=" and "5go=" would both
+        // decode to what encodes as "5gk=".
+        const std::uint32_t left_over = padding == 2 ? n & 0xffff : padding == 1 ? n & 0xff : 0;
+        if (left_over != 0) {
+            const std::size_t last_symbol = i + 3 - static_cast<std::size_t>(padding);
+            return Error("base64", "non-zero padding bits in '" +
+                                       std::string(1, text[last_symbol]) + "' at offset " +
+                                       std::to_string(last_symbol));
+        }
         bytes += static_cast<char>(n >> 16);
         if (padding < 2)
             bytes += static_cast<char>(n >> 8 & 0xff);

@@ -11,8 +11,10 @@ namespace gantry {
 
 std::string base64_encode(std::string_view bytes);
 // Refuses a length that is not a multiple of 4, a character outside the
-// alphabet and padding anywhere but at the end:
-// `base64: unexpected '*' at offset 5`.
+// alphabet, padding anywhere but at the end (`base64: unexpected '*' at
+// offset 5`) and a text that is not the one encoding of its bytes, whose
+// last symbol before the padding has bits set that no byte uses
+// (`base64: non-zero padding bits in 'm' at offset 2`).
 Result<std::string> base64_decode(std::string_view text);
 
 }  // namespace gantry

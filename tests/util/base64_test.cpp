@@ -33,6 +33,15 @@ TEST(Base64, BadInput) {
     EXPECT_EQ(base64_decode("Zg==Zm9v").error().str(), "base64: unexpected '=' at offset 2");
     EXPECT_EQ(base64_decode("Z===").error().str(), "base64: unexpected '=' at offset 1");
     EXPECT_EQ(base64_decode("Zm\n=").error().str(), "base64: unexpected '\\x0a' at offset 2");
+    // One text per bytes: the bits after the last byte are zero.
+    EXPECT_EQ(base64_decode("5gm=").error().str(),
+              "base64: non-zero padding bits in 'm' at offset 2");
+    EXPECT_EQ(base64_decode("Zh==").error().str(),
+              "base64: non-zero padding bits in 'h' at offset 1");
+    EXPECT_EQ(base64_decode("Zm9vYn==").error().str(),
+              "base64: non-zero padding bits in 'n' at offset 5");
+    EXPECT_EQ(base64_decode("5gk=").value(), "\xe6\x09");
+    EXPECT_EQ(base64_decode("Zg==").value(), "f");
 }
 
 }  // namespace
