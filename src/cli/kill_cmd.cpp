@@ -27,6 +27,7 @@ constexpr std::string_view kKillExamples = R"(Examples:
   $ gantry kill -s USR1 7 8
   $ gantry kill --signal=SIGKILL 7
   $ gantry kill -s 2 7
+  $ gantry kill -9 7                    (and -KILL, -USR1: as kill(1))
   $ gantry kill 3
   gantry: job 3: is not running (SCHED)
 
@@ -134,6 +135,25 @@ Result<int> parse_urgency(std::string_view text) {
     return Error("urgency", "bad urgency " + quote(text) + " (0-31, hold, default or expedite)");
 }
 
+// kill(1)'s spelling of the signal, `-9` or `-USR1` (`-SIGUSR1`): an
+// argument of a dash and then digits or capitals, which no option of
+// `gantry kill` is, becomes `-s 9`.
+std::vector<std::string> with_kill_signal_spelled(int argc, char** argv) {
+    std::vector<std::string> args(argv, argv + argc);
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        const std::string_view arg = args[i];
+        const bool signal_like =
+            arg.size() > 1 && arg[0] == '-' &&
+            arg.find_first_not_of("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", 1) == arg.npos;
+        if (!signal_like)
+            continue;
+        args[i] = std::string(arg.substr(1));
+        args.insert(args.begin() + static_cast<std::ptrdiff_t>(i), "-s");
+        break;
+    }
+    return args;
+}
+
 // The ID... positional of kill, cancel and purge.
 CLI::Option* add_ids(CLI::App& app, std::vector<std::string>& ids, bool required) {
     auto* option = app.add_option("ID", ids, "The jobs' ids");
@@ -150,10 +170,16 @@ int kill_main(int argc, char** argv) {
     std::string signal_text = "TERM";
     add_uri_option(app, uri_option);
     add_ids(app, id_texts, true);
-    app.add_option("-s,--signal", signal_text, "The signal: a name (TERM, SIGUSR1) or a number")
+    app.add_option("-s,--signal", signal_text,
+                   "The signal: a name (TERM, SIGUSR1) or a number; -9 and -USR1 as kill(1) "
+                   "spells them")
         ->type_name("SIG")
         ->capture_default_str();
-    if (const auto code = parse_options(app, argc, argv))
+    std::vector<std::string> args = with_kill_signal_spelled(argc, argv);
+    std::vector<char*> pointers;
+    for (std::string& arg : args)
+        pointers.push_back(arg.data());
+    if (const auto code = parse_options(app, static_cast<int>(pointers.size()), pointers.data()))
         return *code;
     const auto signal = parse_signal(signal_text);
     if (!signal)

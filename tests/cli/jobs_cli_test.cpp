@@ -420,6 +420,17 @@ TEST_F(JobsCli, KillSendsTheSignalByNameOrNumber) {
     ASSERT_TRUE(eventually([&] { return state(sleeper) == "RUN"; }));
     expect({"kill", "-s", "9", sleeper}, "", "", 0);
     expect({"wait", sleeper}, "", "", 137);
+    // kill(1)'s spellings.
+    const std::string killed = submit({"sleep", "60"});
+    ASSERT_TRUE(eventually([&] { return state(killed) == "RUN"; }));
+    expect({"kill", "-9", killed}, "", "", 0);
+    expect({"wait", killed}, "", "", 137);
+    const std::string hung_up = submit({"sleep", "60"});
+    ASSERT_TRUE(eventually([&] { return state(hung_up) == "RUN"; }));
+    expect({"kill", "-SIGHUP", hung_up}, "", "", 0);
+    expect({"wait", hung_up}, "", "", 129);
+    expect({"kill", "-BOGUS", id}, "",
+           "gantry: kill: bad signal \"BOGUS\" (a name such as TERM or USR1, or 1-64)\n", 2);
     const std::string held = submit({"--urgency", "0", "true"});
     expect({"kill", held}, "", "gantry: job " + held + ": is not running (SCHED)\n", 1);
     expect({"kill", id}, "", "gantry: job " + id + ": has ended\n", 1);
