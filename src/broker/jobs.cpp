@@ -34,9 +34,6 @@ constexpr std::uint32_t kShellRank = std::numeric_limits<std::uint32_t>::max();
 constexpr std::size_t kReplyBytes = std::size_t{1} << 20;
 // Stdin a front end may send before the job's tasks have started.
 constexpr std::size_t kEarlyStdinBytes = std::size_t{16} << 20;
-// The ranks with a broker to start job shells: this one alone, until
-// brokers on other nodes join an instance.
-const IdSet kBrokerRanks{0};
 // The note of the cancel exception of an interactive job whose front end
 // went before the job started.
 constexpr const char* kFrontEndGone =
@@ -588,11 +585,8 @@ struct JobManager::Impl {
             return Error("job " + std::to_string(job.id),
                          "has no free resources: its running tasks hold them all (job.grow first)");
         // A rank no broker serves would silently run nothing.
-        if (const IdSet unserved = free.ranks() - kBrokerRanks; !unserved.empty())
-            return Error("job " + std::to_string(job.id),
-                         "R names rank" + std::string(unserved.count() > 1 ? "s " : " ") +
-                             unserved.encode() +
-                             ", where no broker runs (this instance has one broker, rank 0)");
+        if (auto served = check_ranks_have_brokers(free); !served)
+            return Error("job " + std::to_string(job.id), served.error().message());
         Jobspec spec = job.spec;
         spec.apps = std::exchange(job.pending_apps, {});
         const Jobspec placed = placed_jobspec(std::move(spec), free);
@@ -1483,6 +1477,17 @@ Result<std::unique_ptr<JobManager>> JobManager::open(asio::io_context& loop, Bro
         return restored.error();
     impl->register_methods();
     return std::unique_ptr<JobManager>(new JobManager(std::move(impl)));
+}
+
+Status check_ranks_have_brokers(const ResourceSet& R) {
+    // The ranks with a broker to start job shells: this one alone, until
+    // brokers on other nodes join an instance.
+    const IdSet unserved = R.ranks() - IdSet{0};
+    if (unserved.empty())
+        return {};
+    return Error("", "R names rank" + std::string(unserved.count() > 1 ? "s " : " ") +
+                         unserved.encode() +
+                         ", where no broker runs (this instance has one broker, rank 0)");
 }
 
 JobManager::JobManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -71,6 +71,11 @@ struct JobCounts {
     std::size_t inactive = 0;
 };
 
+// Tasks on a rank that no broker serves would never start: an error naming
+// those ranks of R (message: "R names ranks 1-3, where no broker runs (this
+// instance has one broker, rank 0)"), if it has any. Only rank 0 has one.
+Status check_ranks_have_brokers(const ResourceSet& R);
+
 class JobManager {
 public:
     // Opens (or creates) the job store in `state_dir`; a job found unfinished

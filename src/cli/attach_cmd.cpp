@@ -367,8 +367,7 @@ void Attachment::on_event(const Json& event) {
                   << '\n';
     } else if (name == "alloc") {
         allocated_ = true;
-    } else if (name == "start") {
-        allocated_ = true;
+    } else if (name == "start") {  // after its alloc event
         if (stdin_ == Stdin::kWaiting)
             stdin_ = Stdin::kOpen;
     } else if (name == "finish") {

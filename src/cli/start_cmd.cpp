@@ -124,13 +124,9 @@ Result<ResourceSet> inventory(const std::optional<std::string>& path, bool simul
         return error("--resources " + *path + ": " + set.error().str());
     if (set->empty())
         return error("--resources " + *path + ": R has no execution target");
-    // One broker, rank 0, starts every job shell: tasks placed on any other
-    // rank would never run.
-    if (const IdSet unserved = set->ranks() - IdSet{0}; !unserved.empty() && !simulate_ranks)
-        return error("--resources " + *path + ": R names rank" +
-                     (unserved.count() > 1 ? "s " : " ") + unserved.encode() +
-                     ", where no broker runs (this instance has one broker, rank 0); "
-                     "--simulate-ranks accepts them for scheduling only");
+    if (auto served = broker::check_ranks_have_brokers(*set); !served && !simulate_ranks)
+        return error("--resources " + *path + ": " + served.error().message() +
+                     "; --simulate-ranks accepts them for scheduling only");
     return set;
 }
 

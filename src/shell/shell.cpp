@@ -17,7 +17,6 @@
 #include <asio/steady_timer.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
