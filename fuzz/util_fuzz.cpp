@@ -1,8 +1,10 @@
 // Fuzzes the parsers of src/util: base64_decode (what the API's job.stdin
-// and output chunks carry) and parse_duration (--time-limit and friends).
+// and output chunks carry) parse_duration (--kill-timeout and friends) and parse_time_limit
+// (-t, --time-limit).
 // Invariants: decoded bytes re-encode to the accepted text, any bytes
 // round-trip through encode/decode, and an accepted duration is never
-// negative and formats back into text parse_duration accepts.
+// negative and formats back into text parse_duration accepts; a time limit
+// is never negative and, formatted, reads back as the same limit.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -33,6 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (const auto duration = gantry::parse_duration("fuzz", text)) {
         require(duration->count() >= 0);
         require(gantry::parse_duration("fuzz", gantry::format_duration(*duration)).ok());
+    }
+    if (const auto limit = gantry::parse_time_limit("fuzz", text)) {
+        require(limit->count() >= 0);
+        const auto again = gantry::parse_time_limit("fuzz", gantry::format_duration(*limit));
+        require(again && *again == *limit);
+    } else {
+        require(!gantry::parse_time_limit("fuzz", text).error().str().empty());
     }
     return 0;
 }

@@ -94,9 +94,10 @@ void add_request_options(CLI::App& app, Request& request) {
     app.add_option("-g,--gpus-per-slot", request.gpus, "GPUs per slot (default 0)");
     app.add_flag("--exclusive", request.exclusive, "Whole nodes");
     app.add_option("-t,--time-limit", request.time_limit,
-                   "The child instance is terminated after DURATION (30s, 5m, 1h)")
+                   "The child instance is terminated after this long: minutes (30), H:M:S, D-H:M:S "
+                   "or 90s, 2h, 1d")
         ->type_name("DURATION");
-    app.add_option("--job-name", request.name, "The job's name in the parent's list");
+    app.add_option("-J,--job-name", request.name, "The job's name in the parent's list");
     app.add_option("--urgency", request.urgency,
                    "0 (held) to 31 (first), or hold, default, expedite; default 16")
         ->check(CLI::Validator(
@@ -133,7 +134,7 @@ Result<Jobspec> child_jobspec(std::string_view domain, const Request& request,
     spec.resources.gpus_per_task = request.gpus;
     spec.resources.exclusive = request.exclusive || (request.nodes > 0 && request.slots == 0);
     if (!request.time_limit.empty()) {
-        auto limit = parse_duration(domain, request.time_limit);
+        auto limit = parse_time_limit(domain, request.time_limit);
         if (!limit)
             return limit.error();
         spec.attributes.time_limit = std::chrono::duration<double>(*limit).count();

@@ -131,8 +131,25 @@ Status check_local(const Jobspec& spec, const JobMap& map, const std::string& he
 Status check_no_scheduling(const RunCommand& run) {
     if (run.scheduling_options.empty())
         return {};
-    return Error(std::string(kDomain), run.scheduling_options.front() +
-                                           " needs an instance (gantry start, or GANTRY_URI)");
+    const std::string& option = run.scheduling_options.front();
+    const bool cores =
+        option == "-c" || option == "--cores-per-task" || option == "--cpus-per-task";
+    return Error(std::string(kDomain),
+                 option + " needs an instance (gantry start, or GANTRY_URI)" +
+                     (cores ? "; without one, --map-by slot:PE=N gives each task N cores" : ""));
+}
+
+// The instance a run is submitted to: --uri, else GANTRY_URI; none for a
+// dry run, which maps here.
+std::optional<std::string> instance_of(const RunCommand& run) {
+    if (run.dry_run)
+        return std::nullopt;
+    if (run.uri)
+        return run.uri;
+    const char* uri = std::getenv(std::string(api::kUriVariable).c_str());
+    if (uri && *uri)
+        return std::string(uri);
+    return std::nullopt;
 }
 
 // Shows each --display item in order; the exit code when one fails.
@@ -209,9 +226,9 @@ int run_main(int argc, char** argv) {
         std::cout << kUsage << '\n';
         return kExitOk;
     }
-    if (const char* uri = std::getenv(std::string(api::kUriVariable).c_str());
-        uri && *uri && !run->dry_run)
-        return run_in_instance(*run, uri);
+    print_notes(*run);
+    if (const auto uri = instance_of(*run))
+        return run_in_instance(*run, *uri);
     if (auto status = check_no_scheduling(*run); !status)
         return fail(status.error());
     const Jobspec& spec = run->jobspec;

@@ -2,11 +2,12 @@
 // (docs/jobspec.md, docs/commands/run.md).
 #include "cli/run_options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <initializer_list>
+#include <iostream>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -19,77 +20,6 @@
 
 namespace gantry::cli {
 namespace {
-
-bool is_one_of(std::string_view option, std::initializer_list<std::string_view> names) {
-    for (const std::string_view name : names)
-        if (option == name)
-            return true;
-    return false;
-}
-
-bool takes_value(std::string_view option) {
-    return is_one_of(option, {"-n",
-                              "--n",
-                              "-np",
-                              "--np",
-                              "--map-by",
-                              "--mapby",
-                              "--rank-by",
-                              "--rankby",
-                              "--bind-to",
-                              "--bindto",
-                              "-H",
-                              "--host",
-                              "--hostfile",
-                              "--machinefile",
-                              "--resources",
-                              "--topology",
-                              "--display",
-                              "--runtime-options",
-                              "--rtos",
-                              "--rankfile",
-                              "--env",
-                              "--env-remove",
-                              "--env-file",
-                              "--cwd",
-                              "-o",
-                              "--output",
-                              "-e",
-                              "--error",
-                              "-i",
-                              "--input",
-                              "-t",
-                              "--time-limit",
-                              "--kill-timeout",
-                              "--rlimit",
-                              "--umask",
-                              "--job-name",
-                              "-N",
-                              "--nodes",
-                              "-c",
-                              "--cores-per-task",
-                              "-g",
-                              "--gpus-per-task",
-                              "--urgency",
-                              "--begin-time",
-                              "--dependency"});
-}
-
-// Options only an instance's scheduler acts on.
-bool is_scheduling_option(std::string_view option) {
-    return is_one_of(option, {"-N", "--nodes", "-c", "--cores-per-task", "-g", "--gpus-per-task",
-                              "--exclusive", "--urgency", "--begin-time", "--dependency"});
-}
-
-// Options every segment may give for its own app's tasks.
-bool is_task_option(std::string_view option) {
-    return is_one_of(option, {"--env", "--env-remove", "--env-file", "--cwd"});
-}
-
-bool is_app_option(std::string_view option) {
-    return is_one_of(option, {"-n", "--n", "-np", "--np", "--map-by", "--mapby", "--rank-by",
-                              "--rankby", "--bind-to", "--bindto"});
-}
 
 // A decimal integer from `least` to `most`, digits only.
 std::optional<std::uint64_t> integer_of(std::string_view text, std::uint64_t least,
@@ -111,6 +41,37 @@ double seconds_of(std::chrono::milliseconds duration) {
     return static_cast<double>(duration.count()) / 1e3;
 }
 
+template <typename T>
+Status checked(const Result<T>& parsed) {
+    return parsed ? Status() : Status(parsed.error());
+}
+
+// Whether `name` is one of the space-separated spellings in `names`.
+bool spells(std::string_view names, std::string_view name) {
+    for (std::size_t start = 0; start < names.size();) {
+        const std::size_t space = std::min(names.find(' ', start), names.size());
+        if (names.substr(start, space - start) == name)
+            return true;
+        start = space + 1;
+    }
+    return false;
+}
+
+// Where an option may be given.
+enum class Scope {
+    kApp,         // any segment, for its app; app 0's are also the job's defaults
+    kHosts,       // the first segment: the job's; a later one: its app's
+    kJob,         // the first segment only
+    kScheduling,  // the first segment only; only an instance's scheduler acts on it
+};
+
+// One option as given: its name as spelled and its values.
+struct Given {
+    std::string name;
+    std::string value;   // the first value, if the option takes one
+    std::string second;  // the second, for NAME VALUE options (-genv, --mca)
+};
+
 // Reads one command line into a RunCommand, option by option; `domain` is
 // the command's name, in every message.
 class Parser {
@@ -120,6 +81,25 @@ public:
     Result<RunCommand> parse(int argc, char** argv);
 
 private:
+    // One option: all its spellings, how many values follow, where it may
+    // be given, and what it does.
+    struct Option {
+        std::string_view names;  // space-separated
+        int values;              // 0 (a flag), 1 or 2
+        Scope scope;
+        Status (*apply)(Parser&, const Given&);
+    };
+    static const Option kOptions[];
+
+    // An argv word read as an option: its table entry, the name as spelled,
+    // and a value given in the same word (`--np=2`, `-n2`).
+    struct Found {
+        const Option* option = nullptr;
+        std::string name;
+        std::optional<std::string> attached;
+    };
+    static std::optional<Found> find(std::string_view word);
+
     Error error(std::string message) const { return Error(domain_, std::move(message)); }
     Error error_in(std::string message, std::string_view value) const {
         return Error::in(domain_, std::move(message), value);
@@ -131,23 +111,312 @@ private:
     std::size_t app_index() const { return command_.jobspec.apps.size() - 1; }
 
     void start();
-    Status apply(std::string_view option, const std::string& value);
-    void apply_task_option(std::string_view option, const std::string& value);
-    Status apply_app_option(std::string_view option, const std::string& value);
-    Status apply_job_option(std::string_view option, const std::string& value);
-    Status apply_scheduling_option(std::string_view option, const std::string& value);
-    Status apply_flag(std::string_view flag);
-    Status add_display(const std::string& value);
-    Status add_dependencies(const std::string& value);
-    Status set_begin_time(const std::string& value);
-    Status set_resources(const std::string& path);
+    Status read_option(const Found& found, int argc, char** argv, int& i);
+    Status apply(const Option& option, const Given& given);
+    Status set_task_count(const Given& given);
+    Status set_policy(std::string& slot, const Status& parsed, const Given& given,
+                      std::string_view option);
+    Status set_map_by(const Given& given);
+    Status set_bind_to(const Given& given);
+    void add_env(Jobspec::EnvRule::Kind kind, std::string text);
+    Status set_export(const Given& given);
+    void set_hosts(const Given& given);
+    void set_hostfile(const Given& given);
+    void show(std::string_view item);
+    Status add_display(const Given& given);
+    Status set_resources(const Given& given);
     Result<double> duration_seconds(const std::string& value) const;
+    Status set_count(std::uint32_t& count, std::uint64_t least, const Given& given,
+                     std::string_view noun);
+    Status add_dependencies(const Given& given);
+    Status set_begin_time(const Given& given);
     void finish();
 
     std::string domain_;
     RunCommand command_;
     bool name_given_ = false;
 };
+
+Status ok() {
+    return {};
+}
+
+// Every option of run and submit, each once. The first spelling is
+// gantry's and the one messages use where the user's is not at hand.
+const Parser::Option Parser::kOptions[] = {
+    // Each app's: its task count and policies.
+    {"-n --np -np --n --ntasks", 1, Scope::kApp,
+     [](Parser& p, const Given& g) { return p.set_task_count(g); }},
+    {"--map-by --mapby", 1, Scope::kApp, [](Parser& p, const Given& g) { return p.set_map_by(g); }},
+    {"--rank-by --rankby", 1, Scope::kApp,
+     [](Parser& p, const Given& g) {
+         return p.set_policy(p.app().rank_by, checked(parse_rank_by(g.value)), g, "--rank-by");
+     }},
+    {"--bind-to --bindto", 1, Scope::kApp,
+     [](Parser& p, const Given& g) { return p.set_bind_to(g); }},
+    // MPICH's -ppn, Open MPI's --npernode, srun's --ntasks-per-node.
+    {"-ppn --npernode --ntasks-per-node --tasks-per-node", 1, Scope::kApp,
+     [](Parser& p, const Given& g) {
+         if (!integer_of(g.value, 1, 1u << 30))
+             return Status(p.error_in(g.name + " needs a task count", g.value));
+         if (!p.app().map_by.empty())
+             return Status(p.error(g.name + " is --map-by ppr:" + g.value +
+                                   ":node, and this app's --map-by is given already"));
+         return p.set_map_by({g.name, "ppr:" + g.value + ":node", ""});
+     }},
+    // Each app's environment and directory.
+    {"--env -x", 1, Scope::kApp,
+     [](Parser& p, const Given& g) {
+         p.add_env(Jobspec::EnvRule::Kind::kSet, g.value);
+         return ok();
+     }},
+    {"-env", 2, Scope::kApp,
+     [](Parser& p, const Given& g) {
+         p.add_env(Jobspec::EnvRule::Kind::kSet, g.value + "=" + g.second);
+         return ok();
+     }},
+    {"--env-remove", 1, Scope::kApp,
+     [](Parser& p, const Given& g) {
+         p.add_env(Jobspec::EnvRule::Kind::kRemove, g.value);
+         return ok();
+     }},
+    {"--env-file", 1, Scope::kApp,
+     [](Parser& p, const Given& g) {
+         p.add_env(Jobspec::EnvRule::Kind::kFile, g.value);
+         return ok();
+     }},
+    {"--export", 1, Scope::kApp, [](Parser& p, const Given& g) { return p.set_export(g); }},
+    {"--mca --gmca", 2, Scope::kApp,
+     [](Parser& p, const Given& g) {
+         p.add_env(Jobspec::EnvRule::Kind::kSet, "OMPI_MCA_" + g.value + "=" + g.second);
+         return ok();
+     }},
+    {"--cwd -D --chdir -wdir --wdir", 1, Scope::kApp,
+     [](Parser& p, const Given& g) {
+         p.app().cwd = g.value;
+         return ok();
+     }},
+    // MPICH's environment options of the whole job.
+    {"-genv", 2, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.add_env(Jobspec::EnvRule::Kind::kSet, g.value + "=" + g.second);
+         return ok();
+     }},
+    {"-genvlist", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         std::istringstream names(g.value);
+         for (std::string name; std::getline(names, name, ',');)
+             if (!name.empty())
+                 p.add_env(Jobspec::EnvRule::Kind::kSet, name);
+         return ok();
+     }},
+    {"-genvnone", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.add_env(Jobspec::EnvRule::Kind::kRemove, "*");
+         return ok();
+     }},
+    {"-genvall", 0, Scope::kJob, [](Parser&, const Given&) { return ok(); }},
+    // Hosts: the job's, or a later app's.
+    {"-H --host -hosts --hosts", 1, Scope::kHosts,
+     [](Parser& p, const Given& g) {
+         p.set_hosts(g);
+         return ok();
+     }},
+    {"--hostfile --machinefile -machinefile -f", 1, Scope::kHosts,
+     [](Parser& p, const Given& g) {
+         p.set_hostfile(g);
+         return ok();
+     }},
+    // The job's mapping.
+    {"--resources", 1, Scope::kJob, [](Parser& p, const Given& g) { return p.set_resources(g); }},
+    {"--topology", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.spec().job.topology = g.value;
+         return ok();
+     }},
+    {"--rankfile", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.spec().job.rankfile = g.value;
+         return ok();
+     }},
+    {"--oversubscribe --overcommit -O", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.spec().job.oversubscribe = true;
+         return ok();
+     }},
+    {"--nolocal", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.spec().job.nolocal = true;
+         return ok();
+     }},
+    {"--use-hwthread-cpus", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.spec().job.hwthread_cpus = true;
+         return ok();
+     }},
+    {"--display", 1, Scope::kJob, [](Parser& p, const Given& g) { return p.add_display(g); }},
+    {"--display-map", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.show("map");
+         return ok();
+     }},
+    {"--report-bindings", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.show("bindings");
+         return ok();
+     }},
+    {"--dry-run --do-not-launch", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.command_.dry_run = true;
+         return ok();
+     }},
+    {"--runtime-options --rtos", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         if (g.value != "donotlaunch")
+             return Status(p.error_in(
+                 "the only runtime option is donotlaunch, not " + quote(g.value), g.value));
+         p.command_.dry_run = true;
+         return ok();
+     }},
+    {"--prtemca", 2, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.command_.notes.push_back(p.domain_ + ": --prtemca " + g.value +
+                                    " ignored: gantry is not PRRTE (its own options set what "
+                                    "PRRTE's parameters do)");
+         return ok();
+     }},
+    // The job's input and output.
+    {"-l --label-io --label --tag-output", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.spec().attributes.label_io = true;
+         return ok();
+     }},
+    {"-u --unbuffered", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.spec().attributes.unbuffered = true;
+         return ok();
+     }},
+    {"-o --output", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.spec().attributes.output = g.value;
+         return ok();
+     }},
+    {"-e --error", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.spec().attributes.error = g.value;
+         return ok();
+     }},
+    {"-i --input", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.spec().attributes.input = g.value;
+         return ok();
+     }},
+    // The job's limits and name.
+    {"-t --time-limit", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         const auto limit = parse_time_limit(p.domain_, g.value);
+         if (!limit)
+             return Status(limit.error());
+         p.spec().attributes.time_limit = seconds_of(*limit);
+         return ok();
+     }},
+    {"--kill-timeout", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         const auto seconds = p.duration_seconds(g.value);
+         if (!seconds)
+             return Status(seconds.error());
+         p.spec().attributes.kill_timeout = *seconds;
+         return ok();
+     }},
+    {"-K --kill-on-bad-exit", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.spec().attributes.kill_on_bad_exit = true;
+         return ok();
+     }},
+    {"--rlimit", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.spec().attributes.rlimits.push_back(g.value);
+         return ok();
+     }},
+    {"--umask", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.spec().attributes.umask = g.value;
+         return ok();
+     }},
+    {"-J --job-name", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         if (g.value.empty())
+             return Status(p.error(g.name + " needs a name"));
+         p.spec().attributes.name = g.value;
+         p.name_given_ = true;
+         return ok();
+     }},
+    {"--uri", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         if (g.value.empty())
+             return Status(p.error("--uri needs an instance's URI"));
+         p.command_.uri = g.value;
+         return ok();
+     }},
+    {"-h --help", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.command_.help = true;
+         return ok();
+     }},
+    // Requests to an instance's scheduler.
+    {"-N --nodes", 1, Scope::kScheduling,
+     [](Parser& p, const Given& g) {
+         return p.set_count(p.spec().resources.nodes, 1, g, "a node count");
+     }},
+    {"-c --cores-per-task --cpus-per-task", 1, Scope::kScheduling,
+     [](Parser& p, const Given& g) {
+         return p.set_count(p.spec().resources.cores_per_task, 1, g, "a core count");
+     }},
+    {"-g --gpus-per-task", 1, Scope::kScheduling,
+     [](Parser& p, const Given& g) {
+         return p.set_count(p.spec().resources.gpus_per_task, 0, g, "a GPU count");
+     }},
+    {"--exclusive", 0, Scope::kScheduling,
+     [](Parser& p, const Given&) {
+         p.spec().resources.exclusive = true;
+         return ok();
+     }},
+    {"--urgency", 1, Scope::kScheduling,
+     [](Parser& p, const Given& g) {
+         const auto urgency = urgency_of(g.value);
+         if (!urgency)
+             return Status(
+                 p.error_in(g.name + " needs 0-31, hold, default or expedite", g.value));
+         p.spec().attributes.urgency = *urgency;
+         return ok();
+     }},
+    {"--begin-time", 1, Scope::kScheduling,
+     [](Parser& p, const Given& g) { return p.set_begin_time(g); }},
+    {"--dependency -d", 1, Scope::kScheduling,
+     [](Parser& p, const Given& g) { return p.add_dependencies(g); }},
+};
+
+// The table entry of an argv word that begins with '-': the whole word
+// (`--np`), the part before '=' (`--np=2`, `-n=2`), or a one-letter option
+// and its value run together (`-n2`, `-N1`, `-c4`).
+std::optional<Parser::Found> Parser::find(std::string_view word) {
+    const auto entry = [](std::string_view name) -> const Option* {
+        for (const Option& option : kOptions)
+            if (spells(option.names, name))
+                return &option;
+        return nullptr;
+    };
+    if (const Option* option = entry(word))
+        return Found{option, std::string(word), std::nullopt};
+    if (const std::size_t equals = word.find('='); equals != std::string_view::npos)
+        if (const Option* option = entry(word.substr(0, equals)))
+            return Found{option, std::string(word.substr(0, equals)),
+                         std::string(word.substr(equals + 1))};
+    if (word.size() > 2 && word[1] != '-')
+        if (const Option* option = entry(word.substr(0, 2)); option && option->values == 1)
+            return Found{option, std::string(word.substr(0, 2)), std::string(word.substr(2))};
+    return std::nullopt;
+}
 
 // What the front end brings: its directory and environment, from which the
 // jobspec's relative paths and its tasks' environments are taken.
@@ -162,61 +431,99 @@ void Parser::start() {
     spec().attributes.environment.erase("");
 }
 
-void Parser::apply_task_option(std::string_view option, const std::string& value) {
-    using Kind = Jobspec::EnvRule::Kind;
-    if (option == "--cwd")
-        app().cwd = value;
-    else
-        app().env.push_back({option == "--env"          ? Kind::kSet
-                             : option == "--env-remove" ? Kind::kRemove
-                                                        : Kind::kFile,
-                             value});
+Status Parser::set_task_count(const Given& given) {
+    const auto n = integer_of(given.value, 1, 1u << 30);
+    if (!n)
+        return error_in(given.name + " needs a task count", given.value);
+    app().ntasks = static_cast<std::uint32_t>(*n);
+    return {};
 }
 
 // Policies are checked here, so that a bad one is reported where it is
 // given; the jobspec keeps the text as given.
-Status Parser::apply_app_option(std::string_view option, const std::string& value) {
-    if (is_one_of(option, {"-n", "--n", "-np", "--np"})) {
-        const auto n = integer_of(value, 1, 1u << 30);
-        if (!n)
-            return error_in(std::string(option) + " needs a task count", value);
-        app().ntasks = static_cast<std::uint32_t>(*n);
-        return {};
-    }
-    const auto set_once = [&](std::string& slot, const Status& parsed, std::string_view name) {
-        if (!parsed)
-            return parsed;
-        if (!slot.empty())
-            return Status(error(std::string(name) + " given twice for one app"));
-        slot = value;
-        return Status();
-    };
-    const auto checked = [](const auto& parsed) {
-        return parsed ? Status() : Status(parsed.error());
-    };
-    if (is_one_of(option, {"--map-by", "--mapby"}))
-        return set_once(app().map_by, checked(parse_map_by(value)), "--map-by");
-    if (is_one_of(option, {"--rank-by", "--rankby"}))
-        return set_once(app().rank_by, checked(parse_rank_by(value)), "--rank-by");
-    return set_once(app().bind_to, checked(parse_bind_to(value)), "--bind-to");
+Status Parser::set_policy(std::string& slot, const Status& parsed, const Given& given,
+                          std::string_view option) {
+    if (!parsed)
+        return parsed;
+    if (!slot.empty())
+        return error(std::string(option) + " given twice for one app");
+    slot = given.value;
+    return {};
 }
 
-Status Parser::add_display(const std::string& value) {
-    std::istringstream items(value);
+// PRRTE's DISPLAY qualifier asks for the map, as --display map does.
+Status Parser::set_map_by(const Given& given) {
+    const auto policy = parse_map_by(given.value);
+    if (policy && policy->display)
+        show("map");
+    return set_policy(app().map_by, checked(policy), given, "--map-by");
+}
+
+// PRRTE's REPORT qualifier asks for the bindings, as --report-bindings does.
+Status Parser::set_bind_to(const Given& given) {
+    const auto policy = parse_bind_to(given.value);
+    if (policy && policy->report)
+        show("bindings");
+    return set_policy(app().bind_to, checked(policy), given, "--bind-to");
+}
+
+void Parser::add_env(Jobspec::EnvRule::Kind kind, std::string text) {
+    app().env.push_back({kind, std::move(text)});
+}
+
+// Slurm's --export: ALL (the default: the front end's environment), NONE
+// (none of it), or a list of NAME (copied) and NAME=VALUE (set), on top of
+// nothing unless ALL is in it.
+Status Parser::set_export(const Given& given) {
+    using Kind = Jobspec::EnvRule::Kind;
+    std::vector<std::string> items;
+    std::istringstream words(given.value);
+    for (std::string item; std::getline(words, item, ',');)
+        items.push_back(item);
+    if (items.empty() || std::any_of(items.begin(), items.end(), [](const std::string& item) {
+            return item.empty() || item.front() == '=';
+        }))
+        return error_in(given.name + " takes ALL, NONE or NAME[=VALUE],...", given.value);
+    if (std::find(items.begin(), items.end(), "ALL") == items.end())
+        add_env(Kind::kRemove, "*");
+    for (const std::string& item : items)
+        if (item != "ALL" && item != "NONE")
+            add_env(Kind::kSet, item);
+    return {};
+}
+
+void Parser::set_hosts(const Given& given) {
+    (app_index() == 0 ? spec().job.hosts : app().hosts) = given.value;
+}
+
+void Parser::set_hostfile(const Given& given) {
+    (app_index() == 0 ? spec().job.hostfile : app().hostfile) = given.value;
+}
+
+void Parser::show(std::string_view item) {
+    std::vector<std::string>& display = spec().job.display;
+    if (std::find(display.begin(), display.end(), item) == display.end())
+        display.emplace_back(item);
+}
+
+Status Parser::add_display(const Given& given) {
+    std::istringstream items(given.value);
     for (std::string item; std::getline(items, item, ',');) {
         const bool svg = item.starts_with("map:svg=") && item.size() > 8;
-        if (!svg && !is_one_of(item, {"map", "map:json", "bindings", "R", "plan"}))
+        const bool known = item == "map" || item == "map:json" || item == "bindings" ||
+                           item == "R" || item == "plan";
+        if (!svg && !known)
             return error_in(
                 "--display shows map, map:json, map:svg=FILE, bindings, R or plan, not " +
                     quote(item),
-                value);
+                given.value);
         spec().job.display.push_back(item);
     }
     return {};
 }
 
-Status Parser::set_resources(const std::string& path) {
-    auto text = read_option_file(spec(), path, "resource set");
+Status Parser::set_resources(const Given& given) {
+    auto text = read_option_file(spec(), given.value, "resource set");
     if (!text)
         return text.error();
     auto resources = ResourceSet::parse(*text);
@@ -233,55 +540,22 @@ Result<double> Parser::duration_seconds(const std::string& value) const {
     return seconds_of(*duration);
 }
 
-Status Parser::apply_job_option(std::string_view option, const std::string& value) {
-    Jobspec::Job& job = spec().job;
-    Jobspec::Attributes& attributes = spec().attributes;
-    if (is_one_of(option, {"-H", "--host"}))
-        job.hosts = value;
-    else if (is_one_of(option, {"--hostfile", "--machinefile"}))
-        job.hostfile = value;
-    else if (option == "--resources")
-        return set_resources(value);
-    else if (option == "--topology")
-        job.topology = value;
-    else if (option == "--rankfile")
-        job.rankfile = value;
-    else if (option == "--display")
-        return add_display(value);
-    else if (is_one_of(option, {"-o", "--output"}))
-        attributes.output = value;
-    else if (is_one_of(option, {"-e", "--error"}))
-        attributes.error = value;
-    else if (is_one_of(option, {"-i", "--input"}))
-        attributes.input = value;
-    else if (is_one_of(option, {"-t", "--time-limit"}) || option == "--kill-timeout") {
-        auto seconds = duration_seconds(value);
-        if (!seconds)
-            return seconds.error();
-        (option == "--kill-timeout" ? attributes.kill_timeout : attributes.time_limit) = *seconds;
-    } else if (option == "--rlimit")
-        attributes.rlimits.push_back(value);
-    else if (option == "--umask")
-        attributes.umask = value;
-    else if (option == "--job-name") {
-        if (value.empty())
-            return error("--job-name needs a name");
-        attributes.name = value;
-        name_given_ = true;
-    } else if (is_one_of(option, {"--runtime-options", "--rtos"})) {
-        if (value != "donotlaunch")
-            return error_in("the only runtime option is donotlaunch, not " + quote(value), value);
-        command_.dry_run = true;
-    }
+Status Parser::set_count(std::uint32_t& count, std::uint64_t least, const Given& given,
+                         std::string_view noun) {
+    const auto n = integer_of(given.value, least, std::numeric_limits<std::uint32_t>::max());
+    if (!n)
+        return error_in(given.name + " needs " + std::string(noun), given.value);
+    count = static_cast<std::uint32_t>(*n);
     return {};
 }
 
 // --dependency TYPE:ID[,TYPE:ID...], the option given as often as needed.
-Status Parser::add_dependencies(const std::string& value) {
+Status Parser::add_dependencies(const Given& given) {
     using Type = Jobspec::Dependency::Type;
-    const std::string_view usage = "--dependency takes afterok:ID, afterany:ID or afternotok:ID";
+    const std::string& value = given.value;
+    const std::string usage = given.name + " takes afterok:ID, afterany:ID or afternotok:ID";
     if (value.empty() || value.back() == ',')
-        return error_in(std::string(usage), value);
+        return error_in(usage, value);
     std::istringstream items(value);
     for (std::string item; std::getline(items, item, ',');) {
         const std::size_t colon = item.find(':');
@@ -291,23 +565,24 @@ Status Parser::add_dependencies(const std::string& value) {
             if (dependency_type_name(known) == name)
                 type = known;
         if (!type || colon == std::string::npos)
-            return error_in(std::string(usage) + ", not " + quote(item), value);
+            return error_in(usage + ", not " + quote(item), value);
         const auto id = integer_of(std::string_view(item).substr(colon + 1), 1,
                                    std::numeric_limits<std::uint64_t>::max());
         if (!id)
-            return error_in(
-                "--dependency: job ids are positive integers, not " + quote(item.substr(colon + 1)),
-                value);
+            return error_in(given.name + ": job ids are positive integers, not " +
+                                quote(item.substr(colon + 1)),
+                            value);
         spec().attributes.dependencies.push_back({*type, *id});
     }
     return {};
 }
 
 // --begin-time +DURATION (from now) or seconds since the epoch.
-Status Parser::set_begin_time(const std::string& value) {
+Status Parser::set_begin_time(const Given& given) {
+    const std::string& value = given.value;
     const auto bad = [&] {
         return Status(error_in(
-            "--begin-time takes +DURATION (+30s, +5m, +1h) or seconds since the epoch", value));
+            given.name + " takes +DURATION (+30s, +5m, +1h) or seconds since the epoch", value));
     };
     if (value.starts_with('+')) {
         auto delay = parse_duration(domain_, std::string_view(value).substr(1));
@@ -326,94 +601,39 @@ Status Parser::set_begin_time(const std::string& value) {
     return {};
 }
 
-Status Parser::apply_scheduling_option(std::string_view option, const std::string& value) {
-    command_.scheduling_options.emplace_back(option);
-    Jobspec::Resources& resources = spec().resources;
-    constexpr std::uint64_t kMost = std::numeric_limits<std::uint32_t>::max();
-    if (is_one_of(option, {"-N", "--nodes"})) {
-        const auto n = integer_of(value, 1, kMost);
-        if (!n)
-            return error_in(std::string(option) + " needs a node count", value);
-        resources.nodes = static_cast<std::uint32_t>(*n);
-    } else if (is_one_of(option, {"-c", "--cores-per-task"})) {
-        const auto n = integer_of(value, 1, kMost);
-        if (!n)
-            return error_in(std::string(option) + " needs a core count", value);
-        resources.cores_per_task = static_cast<std::uint32_t>(*n);
-    } else if (is_one_of(option, {"-g", "--gpus-per-task"})) {
-        const auto n = integer_of(value, 0, kMost);
-        if (!n)
-            return error_in(std::string(option) + " needs a GPU count", value);
-        resources.gpus_per_task = static_cast<std::uint32_t>(*n);
-    } else if (option == "--exclusive") {
-        resources.exclusive = true;
-    } else if (option == "--urgency") {
-        const auto urgency = urgency_of(value);
-        if (!urgency)
-            return error_in("--urgency needs 0-31, hold, default or expedite", value);
-        spec().attributes.urgency = *urgency;
-    } else if (option == "--begin-time") {
-        return set_begin_time(value);
-    } else {
-        return add_dependencies(value);
-    }
-    return {};
-}
-
-Status Parser::apply_flag(std::string_view flag) {
-    Jobspec::Job& job = spec().job;
-    Jobspec::Attributes& attributes = spec().attributes;
-    if (is_one_of(flag, {"--dry-run", "--do-not-launch"}))
-        command_.dry_run = true;
-    else if (flag == "--display-map")
-        job.display.push_back("map");
-    else if (flag == "--report-bindings")
-        job.display.push_back("bindings");
-    else if (flag == "--oversubscribe")
-        job.oversubscribe = true;
-    else if (flag == "--nolocal")
-        job.nolocal = true;
-    else if (flag == "--use-hwthread-cpus")
-        job.hwthread_cpus = true;
-    else if (is_one_of(flag, {"-l", "--label-io"}))
-        attributes.label_io = true;
-    else if (is_one_of(flag, {"-u", "--unbuffered"}))
-        attributes.unbuffered = true;
-    else if (is_one_of(flag, {"-K", "--kill-on-bad-exit"}))
-        attributes.kill_on_bad_exit = true;
-    else if (is_one_of(flag, {"-h", "--help"}))
-        command_.help = true;
-    else
-        return error("unknown option " + quote(flag) + see_help());
-    return {};
-}
-
-// One option of a segment: an app's own, a task option, a later app's
-// hosts, or (in the first segment only) the job's.
-Status Parser::apply(std::string_view option, const std::string& value) {
-    const bool first = app_index() == 0;
-    if (is_app_option(option))
-        return apply_app_option(option, value);
-    if (is_task_option(option)) {
-        apply_task_option(option, value);
-        return {};
-    }
-    if (!first && is_one_of(option, {"-H", "--host"})) {
-        app().hosts = value;
-        return {};
-    }
-    if (!first && is_one_of(option, {"--hostfile", "--machinefile"})) {
-        app().hostfile = value;
-        return {};
-    }
-    if (!first)
-        return error(std::string(option) + " in app " + std::to_string(app_index()) +
+// One option of a segment, where its scope allows it.
+Status Parser::apply(const Option& option, const Given& given) {
+    const bool jobs = option.scope == Scope::kJob || option.scope == Scope::kScheduling;
+    if (jobs && app_index() > 0)
+        return error(given.name + " in app " + std::to_string(app_index()) +
                      "'s segment: it is the job's; give it before the first command");
-    if (is_scheduling_option(option))
-        return apply_scheduling_option(option, value);
-    if (takes_value(option))
-        return apply_job_option(option, value);
-    return apply_flag(option);
+    if (option.scope == Scope::kScheduling)
+        command_.scheduling_options.push_back(given.name);
+    return option.apply(*this, given);
+}
+
+// The option's values: in its own word, then the words after it.
+Status Parser::read_option(const Found& found, int argc, char** argv, int& i) {
+    Given given{found.name, "", ""};
+    if (found.option->values == 0) {
+        if (found.attached)
+            return error_in(found.name + " takes no value",
+                            found.name + (found.name.size() == 2 ? "" : "=") + *found.attached);
+        return apply(*found.option, given);
+    }
+    std::vector<std::string> values;
+    if (found.attached)
+        values.push_back(*found.attached);
+    while (static_cast<int>(values.size()) < found.option->values) {
+        if (i + 1 >= argc)
+            return error(found.name + (found.option->values == 2 ? " needs a name and a value"
+                                                                 : " needs a value"));
+        values.emplace_back(argv[++i]);
+    }
+    given.value = values[0];
+    if (values.size() == 2)
+        given.second = values[1];
+    return apply(*found.option, given);
 }
 
 // The job's name defaults to its first program's, as listings show it.
@@ -429,29 +649,28 @@ void Parser::finish() {
 // its command, whose own arguments are left alone.
 Result<RunCommand> Parser::parse(int argc, char** argv) {
     start();
+    bool options_ended = false;  // `--` was given in this segment
     for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i];
-        if (arg == ":") {
+        const std::string word = argv[i];
+        if (word == ":") {
             if (app().command.empty())
                 return error("app " + std::to_string(app_index()) + " has no command");
             spec().apps.emplace_back();
+            options_ended = false;
             continue;
         }
-        if (!app().command.empty() || arg.empty() || arg[0] != '-') {
-            app().command.push_back(arg);
+        if (!app().command.empty() || options_ended || word.size() < 2 || word[0] != '-') {
+            app().command.push_back(word);
             continue;
         }
-        std::string value;
-        const std::size_t equals = arg.find('=');
-        if (arg.starts_with("--") && equals != std::string::npos) {
-            value = arg.substr(equals + 1);
-            arg = arg.substr(0, equals);
-        } else if (takes_value(arg)) {
-            if (i + 1 >= argc)
-                return error(arg + " needs a value");
-            value = argv[++i];
+        if (word == "--") {
+            options_ended = true;
+            continue;
         }
-        if (auto status = apply(arg, value); !status)
+        const auto found = find(word);
+        if (!found)
+            return error("unknown option " + quote(word) + see_help());
+        if (auto status = read_option(*found, argc, argv, i); !status)
             return status.error();
     }
     if (!command_.help && app().command.empty())
@@ -464,6 +683,11 @@ Result<RunCommand> Parser::parse(int argc, char** argv) {
 
 Result<RunCommand> parse_run_command(std::string_view command, int argc, char** argv) {
     return Parser(command).parse(argc, argv);
+}
+
+void print_notes(const RunCommand& run) {
+    for (const std::string& note : run.notes)
+        std::cerr << "gantry: " << note << '\n';
 }
 
 std::optional<int> urgency_of(std::string_view text) {

@@ -23,9 +23,17 @@ struct RunCommand {
     // order: only an instance acts on them, so a front end without one
     // refuses them by name.
     std::vector<std::string> scheduling_options;
+    std::optional<std::string> uri;  // --uri: the instance to submit to
+    // What the front end says once on stderr before it goes on: options
+    // accepted for other launchers' sake that gantry has no use for.
+    std::vector<std::string> notes;
 };
 
-// Reads argv (argv[0] is the subcommand's name) into a RunCommand. `command`
+// Reads argv (argv[0] is the subcommand's name) into a RunCommand. Every
+// option has one entry in one table with all its spellings (gantry's own,
+// mpirun's, MPICH's, srun's and flux's), read as `-n 2`, `-n2`, `-n=2` or
+// `--np=2`; a flag given a value is refused; `--` ends the options of a
+// segment. `command`
 // is "run" or "submit": the domain of the messages and the command their
 // hints name (`run: unknown option "--x" (see gantry run --help)`).
 //
@@ -42,6 +50,9 @@ struct RunCommand {
 // else the base name of app 0's program), and begin_time in seconds since
 // the epoch (`--begin-time +5m` counts from now).
 Result<RunCommand> parse_run_command(std::string_view command, int argc, char** argv);
+
+// Prints each of run.notes on stderr, `gantry: ` first.
+void print_notes(const RunCommand& run);
 
 // An urgency as a user writes it (--urgency, `gantry urgency`): 0-31, or
 // hold (0), default (16) or expedite (31) as Flux names them; nullopt for

@@ -22,7 +22,7 @@ has the resources, maps and launches it as gantry run would, and keeps its
 output: gantry attach ID prints it, gantry wait ID waits for its end.
 
 Instance options:
-  --uri URI              the instance (default: $GANTRY_URI); first, if given
+  --uri URI              the instance (default: $GANTRY_URI)
   -N, --nodes N          nodes to allocate (default: as many as the tasks need)
   -c, --cores-per-task N cores of each task's slot (default 1)
   -g, --gpus-per-task N  GPUs of each task's slot (default 0)
@@ -57,37 +57,13 @@ Exit status: 0 once the job is queued; 1 when the instance cannot be reached
 or refuses the job (gantry: job.submit: ...); 2 on bad options, or when
 there is no GANTRY_URI and no --uri.)";
 
-// `--uri URI` or `--uri=URI` at the front of the command line, taken out:
-// after it, options and the command are gantry run's, and the command's own
-// arguments may say --uri too.
-Result<std::optional<std::string>> take_uri(std::vector<char*>& args) {
-    if (args.size() < 2)
-        return std::optional<std::string>();
-    const std::string_view first = args[1];
-    if (first.starts_with("--uri=")) {
-        std::string uri(first.substr(6));
-        args.erase(args.begin() + 1);
-        return std::optional<std::string>(std::move(uri));
-    }
-    if (first != "--uri")
-        return std::optional<std::string>();
-    if (args.size() < 3)
-        return Error("submit", "--uri needs a value");
-    std::string uri = args[2];
-    args.erase(args.begin() + 1, args.begin() + 3);
-    return std::optional<std::string>(std::move(uri));
-}
-
 }  // namespace
 
 int submit_main(int argc, char** argv) {
-    std::vector<char*> args(argv, argv + argc);
-    const auto uri_option = take_uri(args);
-    if (!uri_option)
-        return fail(uri_option.error());
-    const auto command = parse_run_command("submit", static_cast<int>(args.size()), args.data());
+    const auto command = parse_run_command("submit", argc, argv);
     if (!command)
         return fail(command.error());
+    print_notes(*command);
     if (command->help) {
         std::cout << kUsage << '\n';
         return kExitOk;
@@ -98,7 +74,7 @@ int submit_main(int argc, char** argv) {
     }
 
     int exit_code = kExitOk;
-    auto client = connect_instance(*uri_option, exit_code);
+    auto client = connect_instance(command->uri, exit_code);
     if (!client)
         return exit_code;
     const auto reply = client->call("job.submit", {{"jobspec", command->jobspec.to_json()}});

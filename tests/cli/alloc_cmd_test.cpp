@@ -338,7 +338,9 @@ TEST_F(AllocCmd, BadOptionsExit2) {
     expect({"alloc", "--urgency", "40", "true"}, "",
            "gantry: alloc: --urgency: not 0-31, hold, default or expedite\n", 2);
     expect({"alloc", "-t", "bogus", "true"}, "",
-           "gantry: alloc: bad duration (say 30s, 5m, 1h) in \"bogus\"\n", 2);
+           "gantry: alloc: bad time limit (minutes as 30, [D-]H:M:S as 1:00:00 or 2-00:00:00, or "
+           "90s, 1.5h, 1d) in \"bogus\"\n",
+           2);
     expect({"alloc", "--bogus", "true"}, "",
            "gantry: alloc: The following argument was not expected: --bogus\n", 2);
     expect({"batch"}, "", "gantry: batch: SCRIPT is required\n", 2);

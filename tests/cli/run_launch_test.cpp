@@ -190,7 +190,9 @@ TEST(RunLaunch, TimeLimit) {
 
 TEST(RunLaunch, BadLaunchOptions) {
     expect_gantry({"run", "-n", "1", "--time-limit", "5x", "true"}, "", "",
-                  "gantry: run: bad duration (say 30s, 5m, 1h) in \"5x\"\n", 2);
+                  "gantry: run: bad time limit (minutes as 30, [D-]H:M:S as 1:00:00 or 2-00:00:00, "
+                  "or 90s, 1.5h, 1d) in \"5x\"\n",
+                  2);
     expect_gantry({"run", "-n", "2", "--input", "2", "true"}, "", "",
                   "gantry: run: --input: the job's ranks are 0-1 in \"2\"\n", 2);
     expect_gantry({"run", "-n", "1", "--rlimit", "cores=1", "true"}, "", "",

@@ -173,6 +173,170 @@ TEST(ParseRunCommand, LaunchOptionsAndSpellings) {
     EXPECT_TRUE(parse("run", {"--help"})->help);
 }
 
+// The forms of one option users of other launchers type: attached short
+// values, `=`, and srun's, flux's, Open MPI's and MPICH's names.
+TEST(ParseRunCommand, ValuesAttachedOrAfterEquals) {
+    const auto run =
+        parse("submit", {"-n2", "-N1", "-c4", "-g=1", "--job-name=sim", "-t1:00:00",
+                         "--kill-timeout=2s", "x", ":", "-n=3", "y", ":", "--np=4", "z"});
+    ASSERT_TRUE(run) << run.error().str();
+    const Jobspec& spec = run->jobspec;
+    EXPECT_EQ(spec.apps[0].ntasks, 2u);
+    EXPECT_EQ(spec.apps[1].ntasks, 3u);
+    EXPECT_EQ(spec.apps[2].ntasks, 4u);
+    EXPECT_EQ(spec.resources.nodes, 1u);
+    EXPECT_EQ(spec.resources.cores_per_task, 4u);
+    EXPECT_EQ(spec.resources.gpus_per_task, 1u);
+    EXPECT_EQ(spec.attributes.name, "sim");
+    EXPECT_EQ(spec.attributes.time_limit, 3600);
+    EXPECT_EQ(spec.attributes.kill_timeout, 2);
+    EXPECT_EQ(run->scheduling_options, (std::vector<std::string>{"-N", "-c", "-g"}));
+}
+
+TEST(ParseRunCommand, SrunAndFluxSpellings) {
+    const auto run = parse("submit", {"--ntasks",
+                                      "8",
+                                      "--nodes",
+                                      "2",
+                                      "--cpus-per-task",
+                                      "2",
+                                      "--ntasks-per-node",
+                                      "4",
+                                      "-J",
+                                      "job",
+                                      "-D",
+                                      "/tmp",
+                                      "--export",
+                                      "ALL,A=1",
+                                      "-l",
+                                      "--gpus-per-task",
+                                      "1",
+                                      "--exclusive",
+                                      "-d",
+                                      "afterok:7",
+                                      "-t",
+                                      "90",
+                                      "./x",
+                                      ":",
+                                      "--chdir",
+                                      "/var",
+                                      "--tasks-per-node=2",
+                                      "--export=NONE",
+                                      "./y"});
+    ASSERT_TRUE(run) << run.error().str();
+    const Jobspec& spec = run->jobspec;
+    EXPECT_EQ(spec.apps[0].ntasks, 8u);
+    EXPECT_EQ(spec.apps[0].map_by, "ppr:4:node");
+    EXPECT_EQ(spec.apps[0].cwd, "/tmp");
+    EXPECT_EQ(spec.apps[0].env,
+              (std::vector<Jobspec::EnvRule>{{Jobspec::EnvRule::Kind::kSet, "A=1"}}));
+    EXPECT_EQ(spec.apps[1].map_by, "ppr:2:node");
+    EXPECT_EQ(spec.apps[1].cwd, "/var");
+    EXPECT_EQ(spec.apps[1].env,
+              (std::vector<Jobspec::EnvRule>{{Jobspec::EnvRule::Kind::kRemove, "*"}}));
+    EXPECT_EQ(spec.attributes.name, "job");
+    EXPECT_TRUE(spec.attributes.label_io);
+    EXPECT_EQ(spec.attributes.time_limit, 5400);
+    EXPECT_EQ(spec.resources.nodes, 2u);
+    EXPECT_EQ(spec.resources.cores_per_task, 2u);
+    EXPECT_EQ(spec.resources.gpus_per_task, 1u);
+    EXPECT_TRUE(spec.resources.exclusive);
+    EXPECT_EQ(spec.attributes.dependencies,
+              (std::vector<Jobspec::Dependency>{{Jobspec::Dependency::Type::kAfterOk, 7}}));
+    // --export without ALL starts from nothing: NAME copies, NAME=VALUE sets.
+    const auto listed = parse("run", {"--export=PATH,B=2", "x"});
+    ASSERT_TRUE(listed) << listed.error().str();
+    EXPECT_EQ(listed->jobspec.apps[0].env,
+              (std::vector<Jobspec::EnvRule>{{Jobspec::EnvRule::Kind::kRemove, "*"},
+                                             {Jobspec::EnvRule::Kind::kSet, "PATH"},
+                                             {Jobspec::EnvRule::Kind::kSet, "B=2"}}));
+}
+
+TEST(ParseRunCommand, OpenMpiAndMpichSpellings) {
+    using Kind = Jobspec::EnvRule::Kind;
+    const auto run = parse("run", {"-x",
+                                   "A=1",
+                                   "-x",
+                                   "B",
+                                   "-genv",
+                                   "C",
+                                   "3",
+                                   "-genvlist",
+                                   "D,E",
+                                   "--mca",
+                                   "btl",
+                                   "tcp,self",
+                                   "-ppn",
+                                   "2",
+                                   "-f",
+                                   "hosts",
+                                   "-wdir",
+                                   "/tmp",
+                                   "--tag-output",
+                                   "--prtemca",
+                                   "plm_ssh_agent",
+                                   "rsh",
+                                   "./a",
+                                   ":",
+                                   "-env",
+                                   "F",
+                                   "6",
+                                   "-hosts",
+                                   "n1,n2",
+                                   "--npernode",
+                                   "1",
+                                   "./b",
+                                   ":",
+                                   "-machinefile",
+                                   "more",
+                                   "./c"});
+    ASSERT_TRUE(run) << run.error().str();
+    const Jobspec& spec = run->jobspec;
+    EXPECT_EQ(spec.apps[0].env,
+              (std::vector<Jobspec::EnvRule>{{Kind::kSet, "A=1"},
+                                             {Kind::kSet, "B"},
+                                             {Kind::kSet, "C=3"},
+                                             {Kind::kSet, "D"},
+                                             {Kind::kSet, "E"},
+                                             {Kind::kSet, "OMPI_MCA_btl=tcp,self"}}));
+    EXPECT_EQ(spec.apps[0].map_by, "ppr:2:node");
+    EXPECT_EQ(spec.apps[0].cwd, "/tmp");
+    EXPECT_EQ(spec.job.hostfile, "hosts");
+    EXPECT_TRUE(spec.attributes.label_io);
+    EXPECT_EQ(spec.apps[1].env, (std::vector<Jobspec::EnvRule>{{Kind::kSet, "F=6"}}));
+    EXPECT_EQ(spec.apps[1].hosts, "n1,n2");
+    EXPECT_EQ(spec.apps[1].map_by, "ppr:1:node");
+    EXPECT_EQ(spec.apps[2].hostfile, "more");
+    EXPECT_EQ(run->notes, (std::vector<std::string>{
+                              "run: --prtemca plm_ssh_agent ignored: gantry is not PRRTE (its "
+                              "own options set what PRRTE's parameters do)"}));
+}
+
+// `--` ends a segment's options: what follows is the command, even when it
+// begins with '-'; `:` still starts the next app.
+TEST(ParseRunCommand, DoubleDashEndsTheOptions) {
+    const auto run = parse("run", {"-n", "1", "--", "echo", "hi", ":", "--", "-weird", "-n", "2"});
+    ASSERT_TRUE(run) << run.error().str();
+    EXPECT_EQ(run->jobspec.apps[0].command, (std::vector<std::string>{"echo", "hi"}));
+    EXPECT_EQ(run->jobspec.apps[1].command, (std::vector<std::string>{"-weird", "-n", "2"}));
+    EXPECT_EQ(run->jobspec.apps[1].ntasks, 0u);
+}
+
+// PRRTE's DISPLAY and REPORT qualifiers ask for the map and the bindings.
+TEST(ParseRunCommand, DisplayAndReportQualifiers) {
+    const auto run = parse("run", {"--display", "map", "--map-by", "core:DISPLAY", "--bind-to",
+                                   "core:REPORT", "x", ":", "--map-by", "slot:display", "y"});
+    ASSERT_TRUE(run) << run.error().str();
+    EXPECT_EQ(run->jobspec.job.display, (std::vector<std::string>{"map", "bindings"}));
+    EXPECT_EQ(run->jobspec.apps[0].map_by, "core:DISPLAY");
+}
+
+TEST(ParseRunCommand, UriIsAnOption) {
+    EXPECT_EQ(parse("run", {"--uri", "local:///tmp/s", "x"})->uri, "local:///tmp/s");
+    EXPECT_EQ(parse("submit", {"-n", "1", "--uri=local:///tmp/s", "x"})->uri, "local:///tmp/s");
+    EXPECT_FALSE(parse("run", {"x", "--uri", "y"})->uri);
+}
+
 // --resources is read at once: the jobspec carries the document.
 TEST(ParseRunCommand, ResourcesFileIsRead) {
     const std::string json =
@@ -198,7 +362,10 @@ TEST(ParseRunCommand, BadCommandLinesGiveOneMessage) {
         {"run",
          {"--map-by", "core", "--map-by", "node", "x"},
          "run: --map-by given twice for one app"},
-        {"run", {"--time-limit", "5x", "x"}, "run: bad duration (say 30s, 5m, 1h) in \"5x\""},
+        {"run",
+         {"--time-limit", "5x", "x"},
+         "run: bad time limit (minutes as 30, [D-]H:M:S as 1:00:00 or 2-00:00:00, or 90s, 1.5h, "
+         "1d) in \"5x\""},
         {"run",
          {"x", ":", "-N", "2", "y"},
          "run: -N in app 1's segment: it is the job's; give it before the first command"},
@@ -230,6 +397,33 @@ TEST(ParseRunCommand, BadCommandLinesGiveOneMessage) {
          "run: --dependency: job ids are positive integers, not \"0\" in \"afterok:0\""},
         {"run", {"--job-name", "", "x"}, "run: --job-name needs a name"},
         {"run", {"--nodes"}, "run: --nodes needs a value"},
+        {"run", {"-genv", "A"}, "run: -genv needs a name and a value"},
+        {"run",
+         {"--oversubscribe=no", "x"},
+         "run: --oversubscribe takes no value in \"--oversubscribe=no\""},
+        {"submit",
+         {"--exclusive=false", "x"},
+         "submit: --exclusive takes no value in \"--exclusive=false\""},
+        {"run", {"-nx", "x"}, "run: -n needs a task count in \"x\""},
+        {"run", {"-q", "x"}, "run: unknown option \"-q\" (see gantry run --help)"},
+        {"run", {"-lK", "x"}, "run: unknown option \"-lK\" (see gantry run --help)"},
+        {"run",
+         {"x", ":", "-genv", "A", "1", "y"},
+         "run: -genv in app 1's segment: it is the job's; give it before the first command"},
+        {"run",
+         {"--map-by", "core", "-ppn", "2", "x"},
+         "run: -ppn is --map-by ppr:2:node, and this app's --map-by is given already"},
+        {"run",
+         {"--ntasks-per-node", "0", "x"},
+         "run: --ntasks-per-node needs a task count in \"0\""},
+        {"run", {"--export", "", "x"}, "run: --export takes ALL, NONE or NAME[=VALUE],... in \"\""},
+        {"run",
+         {"--export=A,,B", "x"},
+         "run: --export takes ALL, NONE or NAME[=VALUE],... in \"A,,B\""},
+        {"run",
+         {"-t", "1:2:3:4", "x"},
+         "run: bad time limit (minutes as 30, [D-]H:M:S as 1:00:00 or 2-00:00:00, or 90s, 1.5h, "
+         "1d) in \"1:2:3:4\""},
     };
     for (const Case& c : kCases) {
         const auto run = parse(c.command, c.args);
