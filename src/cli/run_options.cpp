@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <system_error>
+#include <utility>
 
 #include "mapper/jobspec_map.h"
 #include "mapper/policy.h"
@@ -636,8 +637,13 @@ Status Parser::read_option(const Found& found, int argc, char** argv, int& i) {
     return apply(*found.option, given);
 }
 
-// The job's name defaults to its first program's, as listings show it.
+// The job's name defaults to its first program's, as listings show it. The
+// first segment's -H beside a hostfile or R picks app 0's hosts among
+// theirs, as in PRRTE.
 void Parser::finish() {
+    Jobspec::Job& job = spec().job;
+    if (!job.hosts.empty() && (!job.hostfile.empty() || spec().resources.R))
+        spec().apps.front().hosts = std::exchange(job.hosts, "");
     if (name_given_ || app().command.empty())
         return;
     const std::string& program = spec().apps.front().command.front();

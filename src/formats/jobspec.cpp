@@ -286,9 +286,7 @@ Result<Jobspec::App> read_app(const Json& value, const std::string& path, bool f
     fields.string("cwd", app.cwd);
     if (!fields.ok())
         return fields.error();
-    // On the command line, the first segment's -H and --hostfile are the job's.
-    if (first && !app.hosts.empty())
-        return error_at(fields.path_of("hosts"), "app 0's hosts are the job's: give job.hosts");
+    // On the command line, the first segment's --hostfile is the job's.
     if (first && !app.hostfile.empty())
         return error_at(fields.path_of("hostfile"),
                         "app 0's hostfile is the job's: give job.hostfile");
@@ -601,6 +599,12 @@ Result<Jobspec> Jobspec::from_json(const Json& document) {
     fields.read("attributes", spec.attributes, read_attributes);
     if (!fields.ok())
         return fields.error();
+    // App 0's own hosts pick among those of a hostfile or R, as the first
+    // segment's -H does with --hostfile; else its -H is the job's.
+    if (!spec.apps.front().hosts.empty() && spec.job.hostfile.empty() && !spec.resources.R)
+        return error_at("apps[0].hosts",
+                        "app 0's hosts pick among job.hostfile's or resources.R's: without "
+                        "either, give job.hosts");
     return spec;
 }
 

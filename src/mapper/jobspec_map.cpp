@@ -96,19 +96,24 @@ Result<JobRequest> job_request(const Jobspec& spec) {
     return request;
 }
 
-// The hosts of `-H` or a hostfile, when either is given.
+// The hosts of `-H` or a hostfile, when either is given, with this
+// machine's other names (localhost, its addresses) as `here`.
 Result<std::vector<HostSpec>> host_specs(const Jobspec& spec, const std::string& hosts,
-                                         const std::string& hostfile) {
+                                         const std::string& hostfile, std::string_view here) {
     if (!hosts.empty() && !hostfile.empty())
         return run_error("give -H or --hostfile, not both");
-    if (!hosts.empty())
-        return parse_hosts(hosts);
-    if (hostfile.empty())
-        return std::vector<HostSpec>{};
-    auto text = read_option_file(spec, hostfile, "hostfile");
-    if (!text)
-        return text.error();
-    return parse_hostfile(*text, hostfile);
+    Result<std::vector<HostSpec>> parsed = std::vector<HostSpec>{};
+    if (!hosts.empty()) {
+        parsed = parse_hosts(hosts);
+    } else if (!hostfile.empty()) {
+        auto text = read_option_file(spec, hostfile, "hostfile");
+        if (!text)
+            return text.error();
+        parsed = parse_hostfile(*text, hostfile);
+    }
+    if (!parsed || parsed->empty())
+        return parsed;
+    return with_names_as(std::move(*parsed), local_names(), here);
 }
 
 // The job's own nodes: the allocation, resources.R, -H or --hostfile; none
@@ -123,7 +128,7 @@ Result<std::vector<Node>> job_nodes(const Jobspec& spec, const Topology& topolog
         return nodes_from_resources(*allocation, topology, cpus, here);
     if (spec.resources.R)
         return nodes_from_resources(*spec.resources.R, topology, cpus, here);
-    auto hosts = host_specs(spec, job.hosts, job.hostfile);
+    auto hosts = host_specs(spec, job.hosts, job.hostfile, here);
     if (!hosts)
         return hosts.error();
     for (const HostSpec& host : *hosts)
@@ -134,8 +139,9 @@ Result<std::vector<Node>> job_nodes(const Jobspec& spec, const Topology& topolog
 }
 
 // The job's nodes, then the hosts later apps name that are not among them
-// yet (an allocation has no room for more). An app that names hosts uses
-// only those; the others use the job's.
+// yet. An allocation, a hostfile or R holds all the job may use, as in
+// PRRTE: an app's host outside them is an error. An app that names hosts
+// uses only those; the others use the job's.
 Result<std::vector<Node>> node_pool(const Jobspec& spec, const Topology& topology,
                                     const std::optional<ResourceSet>& allocation,
                                     JobRequest& request) {
@@ -147,9 +153,10 @@ Result<std::vector<Node>> node_pool(const Jobspec& spec, const Topology& topolog
     std::vector<std::string> job_names;
     for (const Node& node : *nodes)
         job_names.push_back(node.name);
+    const bool closed = allocation || spec.resources.R || !spec.job.hostfile.empty();
     bool any_app_hosts = false;
-    for (std::size_t k = 1; k < spec.apps.size(); ++k) {
-        auto hosts = host_specs(spec, spec.apps[k].hosts, spec.apps[k].hostfile);
+    for (std::size_t k = 0; k < spec.apps.size(); ++k) {
+        auto hosts = host_specs(spec, spec.apps[k].hosts, spec.apps[k].hostfile, here);
         if (!hosts)
             return hosts.error();
         for (const HostSpec& host : *hosts) {
@@ -163,6 +170,11 @@ Result<std::vector<Node>> node_pool(const Jobspec& spec, const Topology& topolog
             if (allocation)
                 return run_error("app " + std::to_string(k) + "'s host " + host.name +
                                  " is not among the job's allocated nodes");
+            if (closed)
+                return run_error("app " + std::to_string(k) + "'s host " + host.name +
+                                 " is not in " +
+                                 (spec.resources.R ? std::string("--resources")
+                                                   : "the hostfile " + quote(spec.job.hostfile)));
             nodes->push_back(make_nodes(std::vector<HostSpec>{host}, topology, cpus, here)[0]);
         }
         any_app_hosts = any_app_hosts || !hosts->empty();
@@ -186,7 +198,7 @@ Status set_seq_lines(const Jobspec& spec, JobRequest& request) {
         if (!map || map->by != MapBy::kSeq || !map->file.empty())
             continue;
         const Jobspec::App& app = spec.apps[k];
-        const bool own = k > 0 && !(app.hosts.empty() && app.hostfile.empty());
+        const bool own = !(app.hosts.empty() && app.hostfile.empty());
         const std::string& hosts = own ? app.hosts : spec.job.hosts;
         const std::string& hostfile = own ? app.hostfile : spec.job.hostfile;
         if (!hosts.empty()) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "formats/rset.h"
 
@@ -257,6 +258,18 @@ Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, std::string_
     if (hosts.empty())
         return Error::in("hostfile", "no hosts", path);
     return hosts;
+}
+
+std::vector<HostSpec> with_names_as(std::vector<HostSpec> hosts,
+                                    const std::vector<std::string>& names, std::string_view here) {
+    const std::unordered_set<std::string> aliases(names.begin(), names.end());
+    HostList merged;
+    for (HostSpec& host : hosts) {
+        if (aliases.contains(host.name))
+            host.name = std::string(here);
+        merged.add(std::move(host));
+    }
+    return std::move(merged).take();
 }
 
 std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& topology,

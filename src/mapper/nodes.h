@@ -50,6 +50,12 @@ inline bool relative_host(std::string_view name) {
     return name.starts_with('+');
 }
 
+// The hosts with each of `names` (this machine's: localhost, its addresses)
+// named `here` instead, a host named twice merged as parse_hosts merges it,
+// so that `-H localhost:2` is this machine's node.
+std::vector<HostSpec> with_names_as(std::vector<HostSpec> hosts,
+                                    const std::vector<std::string>& names, std::string_view here);
+
 // PRRTE's hostfile: one host per line, `host slots=N max_slots=M`, `user@host`,
 // `#` and `//` comments, `^host` to exclude a host named elsewhere.
 // `path` only names the file in error messages.

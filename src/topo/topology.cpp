@@ -1,6 +1,9 @@
 #include "topo/topology.h"
 
+#include <arpa/inet.h>
 #include <hwloc.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -352,6 +355,34 @@ std::string local_hostname() {
         return "localhost";
     std::string host = name;
     return host.substr(0, host.find('.'));
+}
+
+std::vector<std::string> local_names() {
+    std::vector<std::string> names{"localhost", "localhost.localdomain", local_hostname()};
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) == 0)
+        names.emplace_back(name);
+    ifaddrs* interfaces = nullptr;
+    if (getifaddrs(&interfaces) != 0)
+        return names;
+    for (const ifaddrs* entry = interfaces; entry; entry = entry->ifa_next) {
+        if (!entry->ifa_addr)
+            continue;
+        const int family = entry->ifa_addr->sa_family;
+        char address[INET6_ADDRSTRLEN] = {};
+        const void* raw =
+            family == AF_INET
+                ? static_cast<const void*>(
+                      &reinterpret_cast<const sockaddr_in*>(entry->ifa_addr)->sin_addr)
+            : family == AF_INET6
+                ? static_cast<const void*>(
+                      &reinterpret_cast<const sockaddr_in6*>(entry->ifa_addr)->sin6_addr)
+                : nullptr;
+        if (raw && inet_ntop(family, raw, address, sizeof address))
+            names.emplace_back(address);
+    }
+    freeifaddrs(interfaces);
+    return names;
 }
 
 }  // namespace gantry

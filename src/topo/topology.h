@@ -101,4 +101,9 @@ private:
 // This machine's host name (short form, as flux and Slurm print it).
 std::string local_hostname();
 
+// Every name a user may give this machine by: `localhost`, its host name in
+// full and short, and the address of each of its network interfaces
+// (loopback included).
+std::vector<std::string> local_names();
+
 }  // namespace gantry

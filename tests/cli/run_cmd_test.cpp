@@ -94,9 +94,15 @@ TEST(RunCommand, NodesFromAResourceSet) {
               "Proc JOB[0] Node n0 bound to package[1][core:L6]\n"
               "Proc JOB[1] Node n0 bound to package[1][core:L7]\n"
               "Proc JOB[2] Node n1 bound to package[1][core:L6]\n");
-    const auto both = run_gantry({"run", "--dry-run", "--resources", r, "-H", "a", "x"});
+    // -H beside --resources picks among R's hosts, as beside a hostfile.
+    const auto picked = run_gantry({"run", "--dry-run", "--display", "bindings", "--resources", r,
+                                    "--topology", kMachine, "-H", "n1", "-n", "1", "hostname"});
+    EXPECT_EQ(picked.err, "");
+    EXPECT_EQ(without_job_id(picked.out), "Proc JOB[0] Node n1 bound to package[1][core:L6]\n");
+    const auto both =
+        run_gantry({"run", "--dry-run", "--resources", r, "--topology", kMachine, "-H", "a", "x"});
     EXPECT_EQ(both.exit_code, 2);
-    EXPECT_EQ(both.err, "gantry: run: give one of -H, --hostfile and --resources\n");
+    EXPECT_EQ(both.err, "gantry: run: app 0's host a is not in --resources\n");
 }
 
 // A later app's own -H: only those hosts, added to the job's.
@@ -113,6 +119,27 @@ TEST(RunCommand, PerAppHosts) {
               "Proc JOB[2] Node n1 bound to package[0][core:L0]\n"
               "Proc JOB[3] Node n1 bound to package[0][core:L1]\n"
               "Proc JOB[4] Node n0 bound to package[0][core:L2]\n");
+}
+
+// `--hostfile hosts -H node0 -n 1 a : -H node1,node2 -n 2 b`: the hostfile
+// gives the hosts, each app's -H picks among them.
+TEST(RunCommand, PerAppHostsWithinAHostfile) {
+    const std::string hosts =
+        write_temp_file("gantry-run-per-app-hosts", "node0 slots=2\nnode1 slots=1\nnode2\n");
+    const auto result = run_gantry({"run", "--dry-run", "--display", "bindings", "--topology",
+                                    kMachine, "--hostfile", hosts, "-H", "node0", "-n", "1", "a",
+                                    ":", "-H", "node1,node2", "-n", "2", "b"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(without_job_id(result.out),
+              "Proc JOB[0] Node node0 bound to package[0][core:L0]\n"
+              "Proc JOB[1] Node node1 bound to package[0][core:L0]\n"
+              "Proc JOB[2] Node node2 bound to package[0][core:L0]\n");
+    const auto outside = run_gantry({"run", "--dry-run", "--topology", kMachine, "--hostfile",
+                                     hosts, "-n", "1", "a", ":", "-H", "node3", "-n", "1", "b"});
+    EXPECT_EQ(outside.err,
+              "gantry: run: app 1's host node3 is not in the hostfile \"" + hosts + "\"\n");
+    EXPECT_EQ(outside.exit_code, 2);
 }
 
 // PRRTE's relative hosts: app 1 on the nodes app 0 left empty, app 2 on

@@ -181,6 +181,17 @@ TEST(RunLaunch, StdinGoesToRankZeroOrToAll) {
     expect_gantry({"run", "-n", "2", "--label-io", "--input", "1", "cat"}, "x\n", "1: x\n", "", 0);
 }
 
+// localhost, 127.0.0.1 and the host name are all this machine, where gantry
+// run starts tasks.
+TEST(RunLaunch, ThisMachinesNamesRunHere) {
+    const auto result =
+        run_gantry({"run", "-H", "localhost:1,127.0.0.1:1", "-n", "2", "--oversubscribe",
+                    "--label-io", "--", "sh", "-c", "echo $GANTRY_JOB_NNODES"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_TRUE(result.out == "0: 1\n1: 1\n" || result.out == "1: 1\n0: 1\n") << result.out;
+}
+
 TEST(RunLaunch, TimeLimit) {
     const auto result = run_gantry({"run", "-n", "1", "--time-limit", "300ms", "sleep", "30"});
     EXPECT_EQ(result.exit_code, 143);

@@ -339,7 +339,8 @@ const BadCase kBadCases[] = {
     {R"({"version":1,"apps":[{"command":["a"],"bind_to":["core"]}]})",
      "jobspec: apps[0].bind_to: expected a string, got array"},
     {R"({"version":1,"apps":[{"command":["a"],"hosts":"n0"}]})",
-     "jobspec: apps[0].hosts: app 0's hosts are the job's: give job.hosts"},
+     "jobspec: apps[0].hosts: app 0's hosts pick among job.hostfile's or resources.R's: without "
+     "either, give job.hosts"},
     {R"({"version":1,"apps":[{"command":["a"],"hostfile":"h"}]})",
      "jobspec: apps[0].hostfile: app 0's hostfile is the job's: give job.hostfile"},
     {R"({"version":1,"apps":[{"command":["a"]},{"command":["b"],"hosts":1}]})",

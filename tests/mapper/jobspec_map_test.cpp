@@ -115,6 +115,35 @@ TEST(MapJobspec, RelativeHostfileIsTakenFromTheJobsDirectory) {
     EXPECT_EQ(jobspec_path(spec, "hosts"), "hosts");
 }
 
+// As in PRRTE, a hostfile gives the hosts and each app's -H picks among them
+// (`--hostfile hosts -H h0 -n 1 a : -H h1,h2 -n 2 b`); a host outside it is
+// an error naming it.
+TEST(MapJobspec, PerAppHostsPickAmongTheHostfile) {
+    const std::filesystem::path hostfile =
+        test::write_temp_file("gantry-jobspec-map-per-app", "h0 slots=2\nh1 slots=1\nh2 slots=2\n");
+    Jobspec spec;
+    spec.apps = {app({"a"}, 1, "slot", "", "none"), app({"b"}, 2, "slot", "", "none")};
+    spec.job.hostfile = hostfile.string();
+    spec.apps[0].hosts = "h0";
+    spec.apps[1].hosts = "h1,h2";
+    EXPECT_EQ(layout(map_jobspec(spec, small_machine())), "0:h0:- 1:h1:- 2:h2:-");
+    spec.apps[1].hosts = "h1,h9";
+    EXPECT_EQ(layout(map_jobspec(spec, small_machine())),
+              "run: app 1's host h9 is not in the hostfile \"" + hostfile.string() + "\"");
+    spec.apps[1].hosts.clear();
+    EXPECT_EQ(layout(map_jobspec(spec, small_machine())), "0:h0:- 1:h0:- 2:h1:-");
+}
+
+// localhost, this machine's addresses and its name are one node, named as
+// the machine is.
+TEST(MapJobspec, ThisMachinesNamesAreOneNode) {
+    const std::string here = local_hostname();
+    const Jobspec spec =
+        with_hosts("localhost:2,127.0.0.1:1," + here, {app({"x"}, 4, "slot", "", "none")});
+    EXPECT_EQ(layout(map_jobspec(spec, small_machine())),
+              "0:" + here + ":- 1:" + here + ":- 2:" + here + ":- 3:" + here + ":-");
+}
+
 // seq without FILE= reads app 0's hosts from the job's -H, a later app's
 // from its own.
 TEST(MapJobspec, SeqReadsTheHosts) {

@@ -44,6 +44,15 @@ TEST(Hosts, SlotRules) {
     }
 }
 
+// Another name of this machine is the machine, its slots added to those
+// given under its own name.
+TEST(Hosts, LocalNamesBecomeOne) {
+    const std::vector<std::string> names{"localhost", "10.1.2.3", "me.example.org"};
+    EXPECT_EQ(describe(with_names_as(*parse_hosts("localhost:2,b,me,10.1.2.3,+n0"), names, "me")),
+              "me=4 b=- +n0=- ");
+    EXPECT_EQ(describe(with_names_as(*parse_hosts("me.example.org:*"), names, "me")), "me=-* ");
+}
+
 TEST(Hosts, BadListsAreOneLineErrors) {
     EXPECT_EQ(parse_hosts("").error().str(), "hosts: empty host list in \"\"");
     EXPECT_EQ(parse_hosts("a:0").error().str(),
