@@ -42,36 +42,50 @@ job's and app 0's; after a ':' an app's own -n, --map-by, --rank-by,
 --bind-to, -H, --hostfile, --env*, --cwd.
 
 App options:
-  -n, --np, -np N        number of tasks (default: one per slot)
+  -n, --np, -np, --ntasks N
+                         number of tasks (default: one per slot)
   --map-by POLICY        slot|hwthread|core|l1cache|l2cache|l3cache|numa|package|
                          node|seq|ppr:N:OBJ|rankfile|pe-list=LIST|device=gpu,
-                         then :QUALIFIERS (PE=n, SPAN, OVERSUBSCRIBE, NOLOCAL...)
+                         then :QUALIFIERS (PE=n, SPAN, OVERSUBSCRIBE, NOLOCAL,
+                         DISPLAY...)
+  -ppn, --npernode, --ntasks-per-node N   N tasks per node (--map-by ppr:N:node)
   --rank-by POLICY       slot|node|fill|span
   --bind-to POLICY       none|hwthread|core|l1cache|l2cache|l3cache|numa|package,
-                         then :overload-allowed, :if-supported...
-  -H, --host HOSTS       host[:slots],... (default: this machine, one slot per core);
-                         in a later segment, the only hosts that app uses,
-                         where +n<i> is the job's node i, +e the nodes earlier
-                         apps left empty and +e:N the first N of them
-  --hostfile FILE        PRRTE hostfile: host slots=N max_slots=M (per app too)
-  --env NAME=VALUE       set a variable; --env NAME copies this one's value
+                         then :overload-allowed, :if-supported, :REPORT...
+  -H, --host, -hosts HOSTS
+                         host[:slots],... (default: this machine, one slot per
+                         core; localhost and its addresses are this machine);
+                         beside --hostfile, and in a later segment, the only
+                         hosts that app uses, where +n<i> is the job's node i,
+                         +e the nodes earlier apps left empty and +e:N the
+                         first N of them
+  --hostfile, --machinefile, -f FILE
+                         PRRTE hostfile: host slots=N max_slots=M (per app too)
+  --env, -x NAME=VALUE   set a variable; --env NAME copies this one's value
+  -env NAME VALUE        the same, MPICH's spelling
   --env-remove GLOB      remove the variables whose names match
   --env-file FILE        NAME=VALUE lines (# comments); all three in the order given
-  --cwd DIR              the tasks' working directory (default: this one)
+  --export ALL|NONE|NAME[=VALUE],...   srun's: which variables the tasks get
+  --mca NAME VALUE       OMPI_MCA_NAME=VALUE in the tasks
+  --cwd, -D, --chdir, -wdir DIR   the tasks' working directory (default: this one)
 Job options:
-  -l, --label-io         prefix each output line with "RANK: "
+  -l, --label-io, --label, --tag-output
+                         prefix each output line with "RANK: "
   -o, --output FILE      stdout (and stderr, without --error) to FILE; {{id}},
                          {{taskid}}, {{node}} in FILE make one per job, task, node
   -e, --error FILE       stderr to FILE, same templates
   -u, --unbuffered       pass output on as it comes, not line by line
   -i, --input WHAT       stdin to rank 0 (default), to RANKS (an idset), to all,
                          or from a FILE
-  -t, --time-limit DUR   SIGTERM every task after DUR (30s, 5m, 1h), then SIGKILL
+  -t, --time-limit LIMIT SIGTERM every task after LIMIT, then SIGKILL: minutes
+                         (30), [D-]H:M:S (1:00:00, 2-00:00:00) or 90s, 1.5h, 1d
   --kill-timeout DUR     from SIGTERM to SIGKILL (default 5s)
   -K, --kill-on-bad-exit the first task to fail ends the job
   --rlimit NAME=VALUE    a soft limit for the tasks (core=0,nofile=4096,stack=unlimited)
   --umask MASK           the tasks' umask (octal)
-  --job-name NAME        the job's name (default: its first program's)
+  -J, --job-name NAME    the job's name (default: its first program's)
+  -genv NAME VALUE, -genvlist A,B, -genvnone
+                         MPICH's job-wide variables
   --resources R.json     an RFC 20 resource set: one node per rank, its cores
                          and GPUs only
   --topology TOPOLOGY    give every node this topology: an lstopo XML file or a
@@ -81,23 +95,31 @@ Job options:
   --display WHAT         map, map:json, map:svg=FILE, bindings, R (the job's
                          RFC 20 resource set), plan (each node's launch plan,
                          one JSON line per node); comma-separated
-  --display-map, --report-bindings, --oversubscribe, --nolocal,
+  --oversubscribe, -O, --overcommit   more tasks than slots
+  --display-map, --report-bindings, --nolocal,
   --use-hwthread-cpus, --rankfile FILE    the spellings mpirun users know
+  --prtemca NAME VALUE   accepted and ignored, with a note
+  --uri URI              run in this instance (default: $GANTRY_URI)
+  --                     ends the options: what follows is the command
+Values: -n 4, -n4, -n=4, --np=4.
 Scheduling options (inside an instance only):
   -N, --nodes N          nodes to allocate (default: as many as the tasks need)
-  -c, --cores-per-task N cores of each task's slot (default 1)
+  -c, --cores-per-task, --cpus-per-task N
+                         cores of each task's slot (default 1)
   -g, --gpus-per-task N  GPUs of each task's slot (default 0)
   --exclusive            allocate whole nodes
   --urgency N            0 (hold) to 31 (expedite), or hold/default/expedite; default 16
   --begin-time WHEN      not before +DURATION from now (+10m) or seconds since
                          the epoch
-  --dependency TYPE:ID   start after job ID: afterok, afterany or afternotok;
+  -d, --dependency TYPE:ID   start after job ID: afterok, afterany or afternotok;
                          comma-separated or repeated
 
 Examples:
   $ gantry run -n 4 --label-io hostname
   $ gantry run --display map -n 2 --map-by core ./a : -n 2 --map-by package --env X=1 ./b
   $ gantry run -n 8 --bind-to core --time-limit 10m ./mpi_app
+  $ gantry run -np 4 -x OMP_NUM_THREADS=2 --map-by slot:PE=2 -- ./hybrid
+  $ gantry run --dry-run --hostfile hosts -H node0 -n 1 ./a : -H node1,node2 -n 2 ./b
   $ gantry run --dry-run --display map -H n0:4,n1:4 --topology "package:2 core:4 pu:1" \
       -n 2 --map-by package ./a : -n 4 --map-by core ./b
 
