@@ -106,7 +106,9 @@ Request request_of(const Jobspec& spec) {
     std::uint32_t ntasks = 0;
     for (const Jobspec::App& app : spec.apps)
         ntasks += app.ntasks;
-    request.ntasks = std::max(ntasks, spec.resources.ntasks);
+    // Oversubscribed tasks share the slots asked for, as Slurm's --overcommit.
+    const bool shared = spec.job.oversubscribe && spec.resources.ntasks > 0;
+    request.ntasks = shared ? spec.resources.ntasks : std::max(ntasks, spec.resources.ntasks);
     request.cores_per_task = std::max<std::uint32_t>(1, spec.resources.cores_per_task);
     request.gpus_per_task = spec.resources.gpus_per_task;
     request.exclusive = spec.resources.exclusive;
@@ -593,6 +595,7 @@ struct JobManager::Impl {
         auto map = map_jobspec(placed, topology, free);
         if (!map)
             return map.error();  // the apps are dropped: the caller maps again
+        show_display(job, placed, *map);
         const auto ntasks = static_cast<std::uint32_t>(map->tasks.size());
         const TaskMap exec_map = task_map(*map);
         job.exec_maps.push_back({exec_map, free.ranks()});
@@ -641,6 +644,20 @@ struct JobManager::Impl {
         if (job.terminating)  // canceled while starting
             process.terminate();
         return ranks;
+    }
+
+    // What --display asks to see of the map comes first in the job's
+    // output, as PRRTE prints it before the tasks' (a failure on stderr).
+    void show_display(const Active& job, const Jobspec& placed, const JobMap& map) {
+        if (placed.job.display.empty())
+            return;
+        const auto text =
+            display_text(placed, map, DisplayOptions{"gantry@" + std::to_string(job.id)});
+        if (text)
+            check(store.append_output(job.id, OutputStream::Stdout, kShellRank, *text));
+        else
+            check(store.append_output(job.id, OutputStream::Stderr, kShellRank,
+                                      "gantry: " + text.error().str() + "\n"));
     }
 
     void on_record(JobId id, std::uint32_t first_rank, shell::records::Record&& record) {

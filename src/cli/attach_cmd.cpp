@@ -286,10 +286,10 @@ std::optional<int> Attachment::on_output(const Json& chunk) {
         return runtime_failure(
             Error(job(), "bad output from the instance: " + bytes.error().str()));
     const Json rank = chunk.value("rank", Json(-1));
-    // Rank -1 is the shell's own messages: on stderr, unlabelled.
+    // Rank -1 is the instance's own: the shell's messages on stderr, the map
+    // --display asked for on stdout; unlabelled.
     const bool shell = !rank.is_number_integer() || rank.get<std::int64_t>() < 0;
-    const int fd =
-        shell || string_field(chunk, "stream") == "stderr" ? STDERR_FILENO : STDOUT_FILENO;
+    const int fd = string_field(chunk, "stream") == "stderr" ? STDERR_FILENO : STDOUT_FILENO;
     if (!label_ || shell) {
         write_output(fd, *bytes);
         return std::nullopt;

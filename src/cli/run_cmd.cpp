@@ -178,26 +178,12 @@ std::optional<std::string> instance_of(const RunCommand& run) {
 std::optional<int> show(const Jobspec& spec, const JobMap& map, bool dry_run) {
     const DisplayOptions display{
         "gantry-" + local_hostname() + "-" + std::to_string(getpid()) + "@1", dry_run};
-    for (const std::string& what : spec.job.display) {
-        if (what == "map")
-            std::cout << display_map(map, display);
-        else if (what == "map:json")
-            std::cout << map_json_text(map) << '\n';
-        else if (what == "R")
-            std::cout << job_resources(map).encode() << '\n';
-        else if (what == "plan")
-            std::cout << launch_plans_text(launch_plans(map, app_argvs(spec)));
-        else if (what.starts_with("map:svg=")) {
-            const std::string path = what.substr(8);
-            std::ofstream file(path);
-            file << map_svg(map);
-            if (!file) {
-                std::cerr << "gantry: run: cannot write the map to " << quote(path) << '\n';
-                return kExitRuntime;
-            }
-        } else
-            std::cout << display_bindings(map, display);
+    const auto text = display_text(spec, map, display);
+    if (!text) {
+        std::cerr << "gantry: " << text.error().str() << '\n';
+        return kExitRuntime;
     }
+    std::cout << *text;
     return std::nullopt;
 }
 
@@ -217,17 +203,34 @@ int launch(const Jobspec& spec, const JobMap& map, const shell::LaunchSettings& 
 
 namespace {
 
+// Inside an instance gantry run does what it does outside, on the
+// instance's cores: without -n (or -N), one task per slot of them all, as
+// mpirun in an allocation; with --oversubscribe, more tasks than slots share
+// them (resources.ntasks: the slots asked for, fewer than the tasks).
+void fit_to_instance(Jobspec& spec, std::uint64_t cores) {
+    Jobspec::Resources& resources = spec.resources;
+    const std::uint64_t slots = std::max<std::uint64_t>(1, cores / resources.cores_per_task);
+    if (resources.nodes > 0 || resources.ntasks > 0 || resources.R)
+        return;
+    std::uint64_t ntasks = 0;
+    for (const Jobspec::App& app : spec.apps)
+        ntasks += app.ntasks;
+    if (ntasks == 0 || (spec.job.oversubscribe && ntasks > slots))
+        resources.ntasks = static_cast<std::uint32_t>(slots);
+}
+
 // Inside an instance (GANTRY_URI set) a run is a submit followed by an
 // attach: the instance's scheduler places the job, and this front end
 // follows it to its end, as `flux run` does.
-int run_in_instance(const RunCommand& run, const std::string& uri) {
-    if (!run.jobspec.job.display.empty())
-        std::cerr << "gantry: run: inside an instance, --display shows the map with --dry-run "
-                     "only; gantry info ID shows the job's R and task map\n";
+int run_in_instance(RunCommand run, const std::string& uri) {
     int exit_code = kExitOk;
     auto client = connect_instance(uri, exit_code);
     if (!client)
         return exit_code;
+    const auto info = client->call("instance.info", Json::object());
+    if (!info)
+        return runtime_failure(info.error());
+    fit_to_instance(run.jobspec, info->value("cores", std::uint64_t{0}));
     // Interactive: the job is bound to this connection and never starts
     // without this front end.
     auto reply =

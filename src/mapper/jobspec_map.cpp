@@ -6,8 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "mapper/display.h"
+#include "mapper/launch_plan.h"
 #include "mapper/nodes.h"
 #include "mapper/policy.h"
+#include "mapper/resources.h"
 
 namespace gantry {
 namespace {
@@ -272,6 +275,31 @@ Result<JobMap> map_jobspec(const Jobspec& spec, const Topology& topology,
     if (auto status = set_seq_lines(spec, *request); !status)
         return status.error();
     return map_job(*request, std::move(*nodes));
+}
+
+Result<std::string> display_text(const Jobspec& spec, const JobMap& map,
+                                 const DisplayOptions& options) {
+    std::string text;
+    for (const std::string& what : spec.job.display) {
+        if (what == "map") {
+            text += display_map(map, options);
+        } else if (what == "map:json") {
+            text += map_json_text(map) + '\n';
+        } else if (what == "R") {
+            text += job_resources(map).encode() + '\n';
+        } else if (what == "plan") {
+            text += launch_plans_text(launch_plans(map, app_argvs(spec)));
+        } else if (what.starts_with("map:svg=")) {
+            const std::string path = jobspec_path(spec, what.substr(8));
+            std::ofstream file(path);
+            file << map_svg(map);
+            if (!file)
+                return run_error("cannot write the map to " + quote(path));
+        } else {
+            text += display_bindings(map, options);
+        }
+    }
+    return text;
 }
 
 }  // namespace gantry

@@ -16,6 +16,7 @@
 
 #include "formats/jobspec.h"
 #include "formats/rset.h"
+#include "mapper/display.h"
 #include "mapper/map.h"
 #include "topo/topology.h"
 #include "util/error.h"
@@ -54,5 +55,13 @@ std::vector<std::string> app_commands(const Jobspec& spec);
 // hosts. Errors: bad policies, hosts, files, or a job that does not fit.
 Result<JobMap> map_jobspec(const Jobspec& spec, const Topology& topology,
                            const std::optional<ResourceSet>& allocation = std::nullopt);
+
+// What job.display asks to see of `map`, each item in order, as one text:
+// map, map:json, bindings, R (the job's RFC 20 resource set) and plan (each
+// node's launch plan); map:svg=FILE writes FILE (from attributes.cwd)
+// instead. `gantry run` prints it, and an instance's broker puts it first
+// in the job's output. Errors: an SVG file that cannot be written.
+Result<std::string> display_text(const Jobspec& spec, const JobMap& map,
+                                 const DisplayOptions& options);
 
 }  // namespace gantry

@@ -260,7 +260,7 @@ TEST_F(AllocCmd, BatchPrintsTheIdAtOnceAndTheScriptRunsInAChildInstance) {
                  "gantry instance info | grep cores\n"
                  "read line || echo 'stdin: at its end'\n"
                  "gantry submit -n 2 --label-io sh -c 'echo step $GANTRY_TASK_RANK' >/dev/null\n"
-                 "gantry run --dependency afterok:1 echo ran inside\n"
+                 "gantry run -n 1 --dependency afterok:1 echo ran inside\n"
                  "gantry attach 1 | sort\n"
                  "echo to stderr >&2\n"
                  "exit 6\n");
@@ -286,7 +286,7 @@ TEST_F(AllocCmd, BatchPrintsTheIdAtOnceAndTheScriptRunsInAChildInstance) {
 TEST_F(AllocCmd, BatchHeldStaysInSchedUntilItsUrgencyIsRaised) {
     expect({"batch", "--urgency", "hold", "sh", "-c", "echo held ran"}, "1\n", "", 0);
     // A job submitted after it runs and ends while it is still held.
-    expect({"run", "echo", "after"}, "after\n", "", 0);
+    expect({"run", "-n", "1", "echo", "after"}, "after\n", "", 0);
     EXPECT_EQ(state("1"), "SCHED");
     EXPECT_EQ(info("1").value("urgency", -1), 0);
     expect({"urgency", "1", "default"}, "", "", 0);
