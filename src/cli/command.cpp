@@ -32,6 +32,50 @@ void use_gantry_usage(CLI::App& app, const std::shared_ptr<CLI::Formatter>& form
         use_gantry_usage(*sub, formatter);
 }
 
+// CLI11 2.1 reads any value of the form "[a,b]" given to an option that
+// takes several (every vector, positionals too) as the list a, b
+// (Option::_add_result), so `gantry hostlist '[1-3,5-6]'` would reach the
+// command as "1-3" and "5-6", and a program's argument "[x]" as "x". A mark
+// after each argument that ends in ']' hides that form from CLI11, and a
+// transform on every option takes it off again, so that values arrive
+// exactly as typed. Arguments that end in the mark are marked too: then
+// every value that ends in it was marked, and loses exactly one.
+constexpr char kBracketMark = '\x1f';
+
+bool needs_mark(std::string_view arg) {
+    return arg.ends_with(']') || arg.ends_with(kBracketMark);
+}
+
+std::string without_mark(std::string text) {
+    if (text.ends_with(kBracketMark))
+        text.pop_back();
+    return text;
+}
+
+void unmark_values(CLI::App& app) {
+    for (CLI::Option* option : app.get_options())
+        option->transform(without_mark);
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        unmark_values(*sub);
+}
+
+// CLI11 wants the arguments last first.
+std::vector<std::string> marked_arguments(int argc, char** argv) {
+    std::vector<std::string> args;
+    for (int i = argc - 1; i > 0; --i) {
+        args.emplace_back(argv[i]);
+        if (needs_mark(args.back()))
+            args.back() += kBracketMark;
+    }
+    return args;
+}
+
+// Marks that CLI11 quotes back in its messages.
+std::string unmarked(std::string text) {
+    std::erase(text, kBracketMark);
+    return text;
+}
+
 Error nth_error(std::string_view domain, std::string message, std::string_view text,
                 std::optional<std::size_t> offset) {
     message = "--nth: " + message;
@@ -44,8 +88,9 @@ Error nth_error(std::string_view domain, std::string message, std::string_view t
 
 std::optional<int> parse_options(CLI::App& app, int argc, char** argv) {
     use_gantry_usage(app, std::make_shared<SubcommandFormatter>());
+    unmark_values(app);
     try {
-        app.parse(argc, argv);
+        app.parse(marked_arguments(argc, argv));
     } catch (const CLI::CallForHelp&) {
         std::cout << app.help();
         return kExitOk;
@@ -53,7 +98,7 @@ std::optional<int> parse_options(CLI::App& app, int argc, char** argv) {
         std::cout << app.help("", CLI::AppFormatMode::All);
         return kExitOk;
     } catch (const CLI::ParseError& e) {
-        return fail(app.get_name(), e.what());
+        return fail(app.get_name(), unmarked(e.what()));
     }
     return std::nullopt;
 }

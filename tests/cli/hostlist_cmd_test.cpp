@@ -97,6 +97,13 @@ const std::vector<Case> kRuns = {
     {{"hostlist", "-e"}, "", "\n", 0},
     {{"hostlist", "-c"}, "", "0\n", 0},
     {{"hostlist", "-S", "-n", "0", "host3", "host1"}, "", "host1\n", 0},
+    // A bracketed argument is one hostlist of numbers, as typed.
+    {{"hostlist", "--count", "[1-3,5-6]"}, "", "5\n", 0},
+    {{"hostlist", "--expand", "[1-3,5-6]"}, "", "1 2 3 5 6\n", 0},
+    {{"hostlist", "--expand", "[00-2]"}, "", "00 01 02\n", 0},
+    {{"hostlist", "n[1-2]", "[3]"}, "", "n[1-2],3\n", 0},
+    {{"hostlist", "--exclude=[1-2]", "n[0-3]"}, "", "n[0,3]\n", 0},
+    {{"hostlist", "-x", "[1-2]", "n[0-3]"}, "", "n[0,3]\n", 0},
 };
 
 TEST(HostlistCommand, FluxCases) {

@@ -159,6 +159,9 @@ TEST(Start, AKilledBrokerTakesItsInitialProgramAndWhatItStartedAlong) {
 TEST(Start, ArgumentsAfterTheCommandAreItsOwn) {
     expect_gantry({"start", "echo", "--daemon", "--state-dir", "-x"}, "",
                   "--daemon --state-dir -x\n", "", 0);
+    // Brackets and JSON reach the program as typed, not as lists of their items.
+    expect_gantry({"start", "printf", "%s|", "[a,b]", "{\"k\":[1,2]}", "x]", "[]", "--opt=[1]"}, "",
+                  "[a,b]|{\"k\":[1,2]}|x]|[]|--opt=[1]|", "", 0);
 }
 
 TEST(Start, NoCommandNeedsATerminal) {

@@ -49,6 +49,7 @@ TEST(TaskmapCommand, Conversions) {
         {{"--to=pmi", "[]"}, "", 0, "\n", ""},
         {{"--to=raw", ""}, "", 0, "\n", ""},
         {{"--to=multiline", "[]"}, "", 0, "", ""},
+        {{"--to=raw", "--", "[[0,2,2,1],[1,1,1,1]]"}, "", 0, "0-1;2-4\n", ""},
     };
     for (const auto& c : kCases)
         expect_runs(c);
