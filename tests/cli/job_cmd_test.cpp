@@ -365,6 +365,10 @@ TEST_F(JobCmd, UnknownIdsAndBadArguments) {
            2);
     expect({"job", "exec", "abc"}, "", "gantry: job exec: bad job id \"abc\"\n", 2);
     expect({"job", "map", "abc", "true"}, "", "gantry: job map: bad job id \"abc\"\n", 2);
+    // Messages of the run options name the command typed.
+    expect({"job", "map", "3"}, "",
+           "gantry: job map: no command to run (see gantry job map --help)\n", 2);
+    expect({"job", "exec", "0"}, "", "gantry: job exec: bad job id \"0\" (ids start at 1)\n", 2);
     expect({"job", "grow", "1", "/nonexistent/R.json"}, "",
            "gantry: job grow: cannot read the R file in \"/nonexistent/R.json\"\n", 2);
     expect({"job", "grow", "1", "-"}, "",
