@@ -39,10 +39,23 @@ TEST(Gantry, HelpIsTheUsage) {
 }
 
 TEST(Gantry, HelpCommandIsTheCommandsHelp) {
-    for (const std::vector<std::string>& command :
-         {std::vector<std::string>{"idset"}, {"hostlist"}, {"taskmap"}, {"R"}, {"R", "encode"},
-          {"run"}, {"submit"}, {"start"}, {"instance"}, {"instance", "info"}, {"jobs"},
-          {"eventlog"}, {"kill"}, {"alloc"}, {"batch"}, {"job"}, {"job", "map"}}) {
+    for (const std::vector<std::string>& command : {std::vector<std::string>{"idset"},
+                                                    {"hostlist"},
+                                                    {"taskmap"},
+                                                    {"R"},
+                                                    {"R", "encode"},
+                                                    {"run"},
+                                                    {"submit"},
+                                                    {"start"},
+                                                    {"instance"},
+                                                    {"instance", "info"},
+                                                    {"jobs"},
+                                                    {"eventlog"},
+                                                    {"kill"},
+                                                    {"alloc"},
+                                                    {"batch"},
+                                                    {"job"},
+                                                    {"job", "map"}}) {
         std::vector<std::string> help_args = {"help"};
         help_args.insert(help_args.end(), command.begin(), command.end());
         std::vector<std::string> option_args = command;

@@ -191,7 +191,7 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
               "map: app 1 (-n 3): rank 4 is missing from the rankfile (missing-rank)");
     request.apps[1].directives = directives("rankfile:FILE=/nonexistent/rf");
     EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
-              "map-by: cannot read the file in \"/nonexistent/rf\"");
+              "map-by: rankfile \"/nonexistent/rf\": No such file or directory");
 }
 
 TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
