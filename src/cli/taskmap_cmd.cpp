@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "formats/taskmap.h"
+#include "util/text.h"
 
 namespace gantry::cli {
 
@@ -164,7 +165,7 @@ Result<std::string> query(const TaskMap& map, const Options& options) {
         if (node >= map.nnodes())
             return Error(std::string(kDomain), "node " + std::to_string(node) +
                                                    " is not in the map (" +
-                                                   std::to_string(map.nnodes()) + " nodes)");
+                                                   counted(map.nnodes(), "node") + ")");
         return {};
     };
     if (options.nodeid_of) {
@@ -172,7 +173,7 @@ Result<std::string> query(const TaskMap& map, const Options& options) {
         if (!node)
             return Error(std::string(kDomain), "task " + std::to_string(*options.nodeid_of) +
                                                    " is not in the map (" +
-                                                   std::to_string(map.ntasks()) + " tasks)");
+                                                   counted(map.ntasks(), "task") + ")");
         return std::to_string(*node) + '\n';
     }
     if (options.taskids_of) {

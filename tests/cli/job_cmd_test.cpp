@@ -263,7 +263,7 @@ TEST_F(JobCmd, ExecRefusals) {
     map(id, {"-n", "2", "true"});
     expect({"job", "exec", id}, "",
            "gantry: map: app 0 (-n 2 true): there are not enough slots available: 2 tasks do not "
-           "fit in the 1 free slots of " +
+           "fit in the 1 free slot of " +
                host_ + "; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks\n",
            1);
     // That refusal dropped the apps.
