@@ -87,11 +87,17 @@ struct Request {
 
 void add_request_options(CLI::App& app, Request& request) {
     app.positionals_at_end();
-    app.add_option("-N,--nodes", request.nodes, "Nodes (default: as the slots take)");
+    app.add_option("-N,--nodes", request.nodes, "Nodes (default: as the slots take)")
+        ->check(needs_positive_number());
     app.add_option("-n,--nslots", request.slots,
-                   "Slots of -c cores and -g GPUs (default 1; with -N alone, whole nodes)");
-    app.add_option("-c,--cores-per-slot", request.cores, "Cores per slot (default 1)");
-    app.add_option("-g,--gpus-per-slot", request.gpus, "GPUs per slot (default 0)");
+                   "Slots of -c cores and -g GPUs (default 1; with -N alone, whole nodes)")
+        ->check(needs_positive_number());
+    app.add_option("-c,--cores-per-slot", request.cores, "Cores per slot (default 1)")
+        ->check(needs_positive_number());
+    app.add_option("-g,--gpus-per-slot", request.gpus, "GPUs per slot (default 0)")
+        ->check(needs("a number of 0 or more", [](const std::string& text) {
+            return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        }));
     app.add_flag("--exclusive", request.exclusive, "Whole nodes");
     app.add_option("-t,--time-limit", request.time_limit,
                    "The child instance is terminated after this long: minutes (30), H:M:S, D-H:M:S "
@@ -100,11 +106,8 @@ void add_request_options(CLI::App& app, Request& request) {
     app.add_option("-J,--job-name", request.name, "The job's name in the parent's list");
     app.add_option("--urgency", request.urgency,
                    "0 (held) to 31 (first), or hold, default, expedite; default 16")
-        ->check(CLI::Validator(
-            [](const std::string& text) {
-                return urgency_of(text) ? "" : "not 0-31, hold, default or expedite";
-            },
-            "URGENCY"));
+        ->check(needs("0-31, hold, default or expedite",
+                      [](const std::string& text) { return urgency_of(text).has_value(); }));
     add_uri_option(app, request.uri);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,16 @@ int fail(std::string_view domain, std::string_view message);
 // now (--help printed: 0; bad options: one line on stderr, 2), else nothing.
 // Usage lines read `gantry NAME ...`, for the command and its subcommands.
 std::optional<int> parse_options(CLI::App& app, int argc, char** argv);
+
+// A check for an option's ->check(): a value that `fits` passes; another is
+// refused as `<option> needs <what>, not "<value>"`. parse_options asks the
+// same checks about a value CLI11 cannot convert, so that `-n x` is told
+// what -n needs, in the same words.
+CLI::Validator needs(std::string what, std::function<bool(const std::string&)> fits);
+// Digits, not all zeros: counts of things that cannot be none.
+CLI::Validator needs_positive_number();
+// One of `names`, as given.
+CLI::Validator needs_one_of(std::vector<std::string> names);
 
 // `\n`, `\t` and `\\` in a --delimiter value, so that `-d '\n'` works as in flux.
 std::string unescape_delimiter(std::string_view text);

@@ -70,6 +70,8 @@ Result<std::uint64_t> parse_job_id(std::string_view domain, std::string_view tex
     const bool digits = !text.empty() && text.find_first_not_of("0123456789") == text.npos;
     if (!digits || std::from_chars(text.data(), end, id).ec != std::errc())
         return Error(std::string(domain), "bad job id " + quote(text));
+    if (id == 0)
+        return Error(std::string(domain), "bad job id \"0\" (ids start at 1)");
     return id;
 }
 

@@ -53,7 +53,7 @@ std::string string_field(const Json& object, std::string_view key);
 // The number at `key` as digits; "-" when absent or not a number.
 std::string number_text(const Json& object, std::string_view key);
 
-// A job id: decimal digits. Else `DOMAIN: bad job id "x"`.
+// A job id: decimal digits, not 0. Else `DOMAIN: bad job id "x"`.
 Result<std::uint64_t> parse_job_id(std::string_view domain, std::string_view text);
 
 // How an inactive job ended, by flux's names: completed (exit code 0, no

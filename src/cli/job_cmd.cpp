@@ -150,8 +150,9 @@ int map_method(int argc, char** argv) {
     auto id = parse_job_id("job map", argv[first]);
     if (!id)
         return fail(id.error());
-    // argv[first] stands in for the subcommand's name, as parse_run_command expects.
-    auto command = parse_run_command("run", argc - first, argv + first);
+    // argv[first] stands in for the subcommand's name, as parse_run_command
+    // expects; its messages name the command typed, job map.
+    auto command = parse_run_command("job map", argc - first, argv + first);
     if (!command)
         return fail(command.error());
     return call_and_print({"job.map", {{"id", *id}, {"jobspec", command->jobspec.to_json()}}}, uri,

@@ -487,7 +487,7 @@ int jobs_main(int argc, char** argv) {
     app.add_option("--name", name, "List the jobs of this name only")->type_name("NAME");
     app.add_option("-c,--count", count, "List this many jobs at most (the newest)")
         ->type_name("N")
-        ->check(CLI::PositiveNumber);
+        ->check(needs_positive_number());
     app.add_flag("--json", json, "Print each job's summary as one line of JSON");
     app.add_flag("-n,--no-header", no_header, "Leave the header line out");
     if (const auto code = parse_options(app, argc, argv))
@@ -564,22 +564,21 @@ int eventlog_main(int argc, char** argv) {
     std::optional<std::string> uri_option;
     std::string id_text;
     bool follow = false, json = false;
-    TimeFormat format = TimeFormat::kOffset;
     add_uri_option(app, uri_option);
     app.add_option("ID", id_text, "The job's id")->required();
     app.add_flag("-f,--follow", follow, "Print events as they come, until the job's last (clean)");
-    app.add_option("-T,--time-format", format,
+    std::string format_name = "offset";
+    app.add_option("-T,--time-format", format_name,
                    "offset: seconds since the job's submit (default); iso: UTC date and time; "
                    "raw: seconds since the epoch")
         ->type_name("FORMAT")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, TimeFormat>{{"offset", TimeFormat::kOffset},
-                                              {"iso", TimeFormat::kIso},
-                                              {"raw", TimeFormat::kRaw}},
-            CLI::ignore_case));
+        ->check(needs_one_of({"offset", "iso", "raw"}));
     app.add_flag("--json", json, "Print each event as the broker gives it, one JSON line each");
     if (const auto code = parse_options(app, argc, argv))
         return *code;
+    const TimeFormat format = format_name == "iso"   ? TimeFormat::kIso
+                              : format_name == "raw" ? TimeFormat::kRaw
+                                                     : TimeFormat::kOffset;
     const auto id = parse_job_id("eventlog", id_text);
     if (!id)
         return fail(id.error());

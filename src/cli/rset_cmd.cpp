@@ -15,6 +15,7 @@
 #include "cli/command.h"
 #include "formats/rset.h"
 #include "topo/topology.h"
+#include "util/text.h"
 
 namespace gantry::cli {
 
@@ -197,8 +198,8 @@ Result<std::pair<IdSet, std::vector<std::string>>> encode_targets(const EncodeOp
     if (ranks.count() > ResourceSet::kMaxRanks)
         return error("encode: more than " + std::to_string(ResourceSet::kMaxRanks) + " ranks");
     if (hosts && hosts->count() != ranks.count())
-        return error("encode: --hosts names " + std::to_string(hosts->count()) + " hosts for " +
-                     std::to_string(ranks.count()) + " ranks");
+        return error("encode: --hosts names " + counted(hosts->count(), "host") + " for " +
+                     counted(ranks.count(), "rank"));
     std::vector<std::string> names =
         hosts ? hosts->expand() : std::vector<std::string>(ranks.count(), local_hostname());
     return std::pair{std::move(ranks), std::move(names)};

@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "formats/taskmap.h"
+#include "util/text.h"
 
 namespace gantry::cli {
 
@@ -66,20 +67,15 @@ struct Options {
     bool distribution() const { return block || cyclic > 0; }
 };
 
-// Counts on the command line: 1 or more, said plainly.
-const CLI::Validator kAtLeastOne(
-    [](std::string& text) -> std::string {
-        return text.find_first_not_of('0') == std::string::npos ? "must be 1 or more, got " + text
-                                                                : "";
-    },
-    "N>=1");
-
 void define_options(CLI::App& app, Options& options) {
     app.footer(std::string(kExamples));
     auto* map =
         app.add_option("MAP", options.map, "A task map in any form; read from stdin when absent");
-    auto* to = app.add_option("--to", options.to, "Print the map in this form (default: json)")
-                   ->check(CLI::IsMember({"json", "wrapped", "raw", "pmi", "multiline"}));
+    auto* to = app.add_option("--to", options.to,
+                              "Print the map in this form: json (default), wrapped, raw, pmi or "
+                              "multiline")
+                   ->type_name("FORM")
+                   ->check(needs_one_of({"json", "wrapped", "raw", "pmi", "multiline"}));
     auto* nodeid = app.add_option("--nodeid", options.nodeid_of, "Print the node id of task TASK")
                        ->type_name("TASK");
     auto* taskids =
@@ -104,11 +100,11 @@ void define_options(CLI::App& app, Options& options) {
                        ->expected(0, 1)
                        ->default_str("1")
                        ->type_name("[=N]")
-                       ->check(kAtLeastOne);
+                       ->check(needs_positive_number());
     auto* nodes = app.add_option("--nodes", options.nodes, "With --block or --cyclic: nodes")
-                      ->check(kAtLeastOne);
+                      ->check(needs_positive_number());
     auto* ppn = app.add_option("--ppn", options.ppn, "With --block or --cyclic: tasks per node")
-                    ->check(kAtLeastOne);
+                    ->check(needs_positive_number());
     block->excludes(cyclic, map);
     cyclic->excludes(map);
     nodes->needs(ppn);
@@ -169,7 +165,7 @@ Result<std::string> query(const TaskMap& map, const Options& options) {
         if (node >= map.nnodes())
             return Error(std::string(kDomain), "node " + std::to_string(node) +
                                                    " is not in the map (" +
-                                                   std::to_string(map.nnodes()) + " nodes)");
+                                                   counted(map.nnodes(), "node") + ")");
         return {};
     };
     if (options.nodeid_of) {
@@ -177,7 +173,7 @@ Result<std::string> query(const TaskMap& map, const Options& options) {
         if (!node)
             return Error(std::string(kDomain), "task " + std::to_string(*options.nodeid_of) +
                                                    " is not in the map (" +
-                                                   std::to_string(map.ntasks()) + " tasks)");
+                                                   counted(map.ntasks(), "task") + ")");
         return std::to_string(*node) + '\n';
     }
     if (options.taskids_of) {

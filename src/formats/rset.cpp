@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "formats/rset_internal.h"
+#include "util/text.h"
 
 namespace gantry {
 
@@ -287,8 +288,8 @@ Result<ResourceSet> ResourceSet::from_json(const Json& document) {
         if (!hosts)
             return hosts.error();
         if (hosts->count() != set.nnodes())
-            return error_at("execution.nodelist", std::to_string(hosts->count()) + " hosts for " +
-                                                      std::to_string(set.nnodes()) + " ranks");
+            return error_at("execution.nodelist", counted(hosts->count(), "host") + " for " +
+                                                      counted(set.nnodes(), "rank"));
         (void)set.assign_hosts(*hosts);
     }
 
@@ -527,8 +528,8 @@ Status ResourceSet::insert(Rank rank, const Target& children) {
 
 Status ResourceSet::assign_hosts(const Hostlist& hosts) {
     if (hosts.count() != targets_.size())
-        return error("nodelist has " + std::to_string(hosts.count()) + " hosts for " +
-                     std::to_string(targets_.size()) + " ranks");
+        return error("nodelist has " + counted(hosts.count(), "host") + " for " +
+                     counted(targets_.size(), "rank"));
     auto names = hosts.expand();
     std::size_t i = 0;
     for (auto& [rank, target] : targets_)

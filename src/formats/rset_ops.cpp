@@ -5,6 +5,7 @@
 
 #include "formats/rset.h"
 #include "formats/rset_internal.h"
+#include "util/text.h"
 
 namespace gantry {
 
@@ -164,8 +165,8 @@ Result<ResourceSet> ResourceSet::rerank(std::string_view hosts) const {
     if (!order)
         return order.error();
     if (order->count() != targets_.size())
-        return error("rerank: " + std::to_string(order->count()) + " hosts given for " +
-                     std::to_string(targets_.size()) + " ranks");
+        return error("rerank: " + counted(order->count(), "host") + " given for " +
+                     counted(targets_.size(), "rank"));
     // A host name may belong to several ranks; each mention takes the next one.
     std::unordered_map<std::string_view, std::vector<Rank>> ranks_of_host;
     for (auto it = targets_.rbegin(); it != targets_.rend(); ++it)

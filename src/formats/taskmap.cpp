@@ -696,13 +696,11 @@ std::uint64_t TaskMap::ntasks(NodeId node) const {
 
 Status TaskMap::check(const TaskMap& reference) const {
     if (nnodes() != reference.nnodes())
-        return Error(std::string(kDomain), "the map has " + std::to_string(nnodes()) +
-                                               " nodes, expected " +
-                                               std::to_string(reference.nnodes()));
+        return Error(std::string(kDomain), "the map has " + counted(nnodes(), "node") +
+                                               ", expected " + std::to_string(reference.nnodes()));
     if (ntasks() != reference.ntasks())
-        return Error(std::string(kDomain), "the map has " + std::to_string(ntasks()) +
-                                               " tasks, expected " +
-                                               std::to_string(reference.ntasks()));
+        return Error(std::string(kDomain), "the map has " + counted(ntasks(), "task") +
+                                               ", expected " + std::to_string(reference.ntasks()));
     return {};
 }
 

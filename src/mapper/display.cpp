@@ -370,9 +370,9 @@ int draw_node(const JobMap& map, std::size_t n, const std::vector<const Task*>& 
         width = std::max(width, pw + 2 * kGap);
     }
     out += svg_rect(x, y, width, height, "none");
-    out += svg_text(
-        x + kGap, y + 15,
-        xml_escaped(map.nodes[n].name) + " (" + std::to_string(tasks.size()) + " tasks)", 13);
+    out +=
+        svg_text(x + kGap, y + 15,
+                 xml_escaped(map.nodes[n].name) + " (" + counted(tasks.size(), "task") + ")", 13);
     out += body;
     return height;
 }

@@ -12,6 +12,7 @@
 
 #include "mapper/cpuset_cache.h"
 #include "mapper/placement.h"
+#include "util/file.h"
 
 namespace gantry {
 namespace {
@@ -32,15 +33,6 @@ std::string app_label(const AppRequest& app, std::size_t index, std::size_t napp
     return napps > 1 || !app.command.empty() ? label : "job";
 }
 
-Result<std::string> read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Error::in("map-by", "cannot read the file", path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 // seq and rankfile take their tasks from a file; the others from a policy.
 Result<std::vector<placement::Placed>> place(const JobMap& map,
                                              std::vector<placement::NodeUsage>& usage,
@@ -59,7 +51,8 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
                      label + (by == MapBy::kSeq ? ": seq needs its file: seq:FILE=path, or hosts "
                                                   "from -H or --hostfile"
                                                 : ": rankfile needs its file: rankfile:FILE=path"));
-    auto text = read_text(policy.map.file);
+    auto text =
+        read_named_file("map-by", by == MapBy::kSeq ? "seq file" : "rankfile", policy.map.file);
     if (!text)
         return text.error();
     if (by == MapBy::kSeq) {

@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "mapper/placement.h"
+#include "util/text.h"
 
 namespace gantry::placement {
 namespace {
@@ -215,13 +216,12 @@ unsigned AppPlacer::sweep_objects(unsigned n, unsigned budget) {
 
 Status AppPlacer::out_of_room() const {
     if (policy_.bind_given && policy_.bind.to != BindTo::kNone)
-        return Error("map", label_ + ": " + std::to_string(remaining_) +
-                                " tasks found no free CPU to bind to on " +
-                                names_of(nodes_, eligible_) +
+        return Error("map", label_ + ": " + counted(remaining_, "task") +
+                                " found no free CPU to bind to on " + names_of(nodes_, eligible_) +
                                 " (no-available-cpus); add :overload-allowed to --bind-to, "
                                 "bind to a coarser level, or give fewer tasks");
-    return Error("map", label_ + ": " + std::to_string(remaining_) +
-                            " tasks could not be placed on " + names_of(nodes_, eligible_));
+    return Error("map", label_ + ": " + counted(remaining_, "task") + " could not be placed on " +
+                            names_of(nodes_, eligible_));
 }
 
 // The rest, evenly over the nodes: the first `left % nodes` get one more.
@@ -254,9 +254,9 @@ Status AppPlacer::check_slots(unsigned nprocs) {
         return {};
     if (!oversubscribe_)
         return Error("map",
-                     label_ + ": there are not enough slots available: " + std::to_string(nprocs) +
-                         " tasks do not fit in the " + std::to_string(free) + " free slots of " +
-                         names_of(nodes_, eligible_) +
+                     label_ + ": there are not enough slots available: " + counted(nprocs, "task") +
+                         (nprocs == 1 ? " does" : " do") + " not fit in the " +
+                         counted(free, "free slot") + " of " + names_of(nodes_, eligible_) +
                          "; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks");
     // PRRTE leaves an oversubscribed app unbound unless a binding was asked for.
     if (!policy_.bind_given)
@@ -328,8 +328,8 @@ Status AppPlacer::place_by_ppr() {
     const auto object = mapped_object(policy_.map);
     return Error("map", label_ + ": ppr:" + std::to_string(policy_.map.ppr_count) + ":" +
                             std::string(object ? to_string(*object) : "node") + " places " +
-                            std::to_string(placed_.size()) + " tasks on " +
-                            names_of(nodes_, eligible_) + ", " + std::to_string(remaining_) +
+                            counted(placed_.size(), "task") + " on " + names_of(nodes_, eligible_) +
+                            ", " + std::to_string(remaining_) +
                             " short; give fewer tasks or more nodes");
 }
 
@@ -440,9 +440,10 @@ Status AppPlacer::place_on_devices() {
                                    names_of(nodes_, eligible_) + " (mapping-target-not-found)");
     return Error("map-by", label_ + ": " + device_spec(map) + " gives each task its own " +
                                (map.ndev > 1 ? std::to_string(map.ndev) + " GPUs" : "GPU") +
-                               " and " + std::to_string(placed_.size() + remaining_) +
-                               " tasks were asked for (Processes placeable: " +
-                               std::to_string(placeable) + " on " + names_of(nodes_, eligible_) +
+                               " and " + counted(placed_.size() + remaining_, "task") +
+                               (placed_.size() + remaining_ == 1 ? " was" : " were") +
+                               " asked for (Processes placeable: " + std::to_string(placeable) +
+                               " on " + names_of(nodes_, eligible_) +
                                "); add :SHARED to share GPUs, or give fewer tasks");
 }
 
@@ -501,8 +502,8 @@ Result<std::vector<Placed>> AppPlacer::place_sequential(unsigned nprocs,
     if (nprocs == 0)
         nprocs = static_cast<unsigned>(usable.size());
     if (nprocs > usable.size())
-        return Error("map", label_ + ": the seq file lists " + std::to_string(usable.size()) +
-                                " tasks and " + std::to_string(nprocs) +
+        return Error("map", label_ + ": the seq file lists " + counted(usable.size(), "task") +
+                                " and " + std::to_string(nprocs) +
                                 " were asked for; give fewer tasks or add lines");
     remaining_ = nprocs;
     for (unsigned i = 0; i < nprocs; ++i) {

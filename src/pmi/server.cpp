@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "pmi/wire.h"
+#include "util/text.h"
 
 namespace gantry::pmi {
 
@@ -69,7 +70,7 @@ Effects Server::receive(std::uint32_t rank, std::string_view bytes) {
     if (rank >= clients_.size()) {
         effects.protocol_error =
             Error("pmi", "rank " + std::to_string(rank) + " is not in this job of " +
-                             std::to_string(clients_.size()) + " tasks")
+                             counted(clients_.size(), "task"))
                 .str();
         return effects;
     }

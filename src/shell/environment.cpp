@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/file.h"
+
 extern char** environ;
 
 namespace gantry::shell {
@@ -39,9 +41,10 @@ Status apply_assignment(Environment& env, std::string_view text, const Environme
 }
 
 Status apply_file(Environment& env, const std::string& path, const Environment& origin) {
-    std::ifstream in(path);
-    if (!in)
-        return Error::in(std::string(kDomain), "--env-file: cannot read the file", path);
+    auto text = read_named_file(std::string(kDomain), "--env-file", path);
+    if (!text)
+        return text.error();
+    std::istringstream in(*text);
     std::string line;
     for (unsigned number = 1; std::getline(in, line); ++number) {
         if (line.empty() || line[0] == '#')

@@ -1,6 +1,7 @@
 #include "shell/output.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "util/text.h"
@@ -132,6 +133,25 @@ std::string expand_template(std::string_view pattern, const TemplateValues& valu
         }
     }
     return name;
+}
+
+Status check_template(std::string_view domain, std::string_view option, std::string_view pattern) {
+    for (std::size_t open = pattern.find("{{"); open != std::string_view::npos;
+         open = pattern.find("{{", open + 2)) {
+        const std::size_t close = pattern.find("}}", open + 2);
+        if (close == std::string_view::npos)
+            break;
+        const std::string_view name = pattern.substr(open + 2, close - open - 2);
+        const bool word = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        });
+        if (word && name != "id" && name != "taskid" && name != "node")
+            return Error::in(std::string(domain),
+                             std::string(option) + ": unknown {{" + std::string(name) +
+                                 "}} (known: {{id}}, {{taskid}}, {{node}})",
+                             pattern);
+    }
+    return {};
 }
 
 }  // namespace gantry::shell

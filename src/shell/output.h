@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/error.h"
+
 namespace gantry::shell {
 
 // Where assembled output goes (a Sink; a string in tests).
@@ -67,5 +69,10 @@ struct TemplateValues {
 // text, braces included, is kept as it is. Tasks whose names come out the
 // same share one file (so a pattern without {{taskid}} gives one file).
 std::string expand_template(std::string_view pattern, const TemplateValues& values);
+
+// Refuses a {{name}} in `pattern` that is none of those three (a typing
+// error would otherwise name a file "out.{{tasid}}"), naming it and the
+// known ones; `option` (--output, --error) and `domain` are for the message.
+Status check_template(std::string_view domain, std::string_view option, std::string_view pattern);
 
 }  // namespace gantry::shell

@@ -8,7 +8,9 @@
 #include <filesystem>
 
 #include "mapper/jobspec_map.h"
+#include "shell/output.h"
 #include "topo/topology.h"
+#include "util/file.h"
 
 namespace gantry::shell {
 namespace {
@@ -125,9 +127,10 @@ Result<Input> input_of(const Jobspec& spec, std::uint32_t size) {
         return input;
     }
     std::string file = jobspec_path(spec, value);
-    if (access(file.c_str(), R_OK) != 0)
-        return Error::in(std::string(kDomain),
-                         "--input takes all, ranks (0-3) or a readable file, not", value);
+    if (const auto reason = unreadable_reason(file))
+        return Error(std::string(kDomain),
+                     "--input " + quote(value) + ": " + *reason +
+                         " (--input takes all, ranks such as 0-3, or a readable file)");
     input.source = Input::Source::File;
     input.file = std::move(file);
     return input;
@@ -178,6 +181,10 @@ Result<LaunchSettings> launch_settings(const Jobspec& spec, const JobMap& map, s
     if (!input)
         return input.error();
     settings.input = std::move(*input);
+    if (auto status = check_template(kDomain, "--output", attributes.output); !status)
+        return status.error();
+    if (auto status = check_template(kDomain, "--error", attributes.error); !status)
+        return status.error();
     settings.output = {attributes.label_io, attributes.unbuffered,
                        output_path(spec, attributes.output), output_path(spec, attributes.error)};
     settings.limits = {milliseconds_of(attributes.time_limit),

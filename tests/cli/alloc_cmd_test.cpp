@@ -334,17 +334,31 @@ TEST_F(AllocCmd, OutsideAnInstance) {
 
 TEST_F(AllocCmd, BadOptionsExit2) {
     expect({"alloc", "--nslots", "x", "true"}, "",
-           "gantry: alloc: Could not convert: --nslots = x\n", 2);
+           "gantry: alloc: --nslots needs a positive number, not \"x\"\n", 2);
+    expect({"alloc", "-n", "x", "true"}, "",
+           "gantry: alloc: -n needs a positive number, not \"x\"\n", 2);
+    expect({"alloc", "-n", "0", "true"}, "",
+           "gantry: alloc: -n needs a positive number, not \"0\"\n", 2);
+    expect({"alloc", "-c", "0", "true"}, "",
+           "gantry: alloc: -c needs a positive number, not \"0\"\n", 2);
+    expect({"alloc", "-N", "-1", "true"}, "",
+           "gantry: alloc: -N needs a positive number, not \"-1\"\n", 2);
+    expect({"alloc", "-g", "x", "true"}, "",
+           "gantry: alloc: -g needs a number of 0 or more, not \"x\"\n", 2);
+    expect({"alloc", "-n"}, "", "gantry: alloc: -n needs a value\n", 2);
+    expect({"alloc", "--exclusive=maybe", "true"}, "",
+           "gantry: alloc: --exclusive takes no value, not \"maybe\"\n", 2);
     expect({"alloc", "--urgency", "40", "true"}, "",
-           "gantry: alloc: --urgency: not 0-31, hold, default or expedite\n", 2);
+           "gantry: alloc: --urgency needs 0-31, hold, default or expedite, not \"40\"\n", 2);
     expect({"alloc", "-t", "bogus", "true"}, "",
            "gantry: alloc: bad time limit (minutes as 30, [D-]H:M:S as 1:00:00 or 2-00:00:00, or "
            "90s, 1.5h, 1d) in \"bogus\"\n",
            2);
     expect({"alloc", "--bogus", "true"}, "",
-           "gantry: alloc: The following argument was not expected: --bogus\n", 2);
-    expect({"batch"}, "", "gantry: batch: SCRIPT is required\n", 2);
-    expect({"batch", "-n", "1"}, "", "gantry: batch: SCRIPT is required\n", 2);
+           "gantry: alloc: unknown option \"--bogus\" (see gantry alloc --help)\n", 2);
+    expect({"batch"}, "", "gantry: batch: missing SCRIPT (see gantry batch --help)\n", 2);
+    expect({"batch", "-n", "1"}, "", "gantry: batch: missing SCRIPT (see gantry batch --help)\n",
+           2);
     // Options after CMD are CMD's.
     expect({"alloc", "echo", "--bogus", "-n", "3"}, "--bogus -n 3\n", "", 0);
 }

@@ -97,6 +97,13 @@ const std::vector<Case> kRuns = {
     {{"hostlist", "-e"}, "", "\n", 0},
     {{"hostlist", "-c"}, "", "0\n", 0},
     {{"hostlist", "-S", "-n", "0", "host3", "host1"}, "", "host1\n", 0},
+    // A bracketed argument is one hostlist of numbers, as typed.
+    {{"hostlist", "--count", "[1-3,5-6]"}, "", "5\n", 0},
+    {{"hostlist", "--expand", "[1-3,5-6]"}, "", "1 2 3 5 6\n", 0},
+    {{"hostlist", "--expand", "[00-2]"}, "", "00 01 02\n", 0},
+    {{"hostlist", "n[1-2]", "[3]"}, "", "n[1-2],3\n", 0},
+    {{"hostlist", "--exclude=[1-2]", "n[0-3]"}, "", "n[0,3]\n", 0},
+    {{"hostlist", "-x", "[1-2]", "n[0-3]"}, "", "n[0,3]\n", 0},
 };
 
 TEST(HostlistCommand, FluxCases) {
@@ -150,10 +157,23 @@ const std::vector<Failure> kFailures = {
      "gantry: hostlist: --limit: 0 keeps no host; give N > 0 for the first N, N < 0 for the "
      "last N\n",
      2},
-    {{"hostlist", "-L", "x", "a"}, "gantry: hostlist: Could not convert: --limit = x\n", 2},
-    {{"hostlist", "-i", "-m", "a"}, "gantry: hostlist: --intersect excludes --minus\n", 2},
+    {{"hostlist", "-L", "x", "a"}, "gantry: hostlist: -L needs a whole number, not \"x\"\n", 2},
+    {{"hostlist", "--limit=x", "a"},
+     "gantry: hostlist: --limit needs a whole number, not \"x\"\n",
+     2},
+    {{"hostlist", "-L"}, "gantry: hostlist: -L needs a value\n", 2},
+    {{"hostlist", "-i", "-m", "a"}, "gantry: hostlist: -i cannot be used with -m\n", 2},
+    {{"hostlist", "--intersect", "--minus", "a"},
+     "gantry: hostlist: --intersect cannot be used with --minus\n",
+     2},
+    {{"hostlist", "-F", "a", "-F", "b", "a,b"},
+     "gantry: hostlist: -F is given more than once; it takes one value\n",
+     2},
     {{"hostlist", "--bogus"},
-     "gantry: hostlist: The following argument was not expected: --bogus\n",
+     "gantry: hostlist: unknown option \"--bogus\" (see gantry hostlist --help)\n",
+     2},
+    {{"hostlist", "--bogus=[1]"},
+     "gantry: hostlist: unknown option \"--bogus\" (see gantry hostlist --help)\n",
      2},
 };
 

@@ -31,6 +31,10 @@ const std::vector<Case> kRuns = {
     {{"idset"}, "", "\n", 0},
     {{"idset", ""}, "", "\n", 0},
     {{"idset", "[]"}, "", "\n", 0},
+    // Bracketed arguments are read as typed, as stdin is.
+    {{"idset", "[0-3]", "[5]"}, "", "0-3,5\n", 0},
+    {{"idset", "--expand", "[1-3,5]"}, "", "1 2 3 5\n", 0},
+    {{"idset", "-c", "[1-3,5]"}, "", "4\n", 0},
     {{"idset", "0-2147483647"}, "", "0-2147483647\n", 0},
     // Output forms.
     {{"idset", "--count", "0-3,8"}, "", "5\n", 0},
@@ -104,6 +108,9 @@ const std::vector<Failure> kFailures = {
     {{"idset", "3,2"}, "", "gantry: idset: ids out of order at offset 2 in \"3,2\"\n"},
     {{"idset", "1-3", "x"}, "", "gantry: idset: expected an id, found 'x' at offset 0 in \"x\"\n"},
     {{"idset", "-c"}, "1 [2", "gantry: idset: '[' is never closed at offset 0 in \"[2\"\n"},
+    // RFC 22 allows one pair of brackets, on the command line as on stdin.
+    {{"idset", "[[0]]"}, "", "gantry: idset: nested '[' at offset 1 in \"[[0]]\"\n"},
+    {{"idset"}, "[[0]]", "gantry: idset: nested '[' at offset 1 in \"[[0]]\"\n"},
     {{"idset", "4294967296"},
      "",
      "gantry: idset: id is larger than 2147483647 at offset 0 in \"4294967296\"\n"},
@@ -133,11 +140,18 @@ const std::vector<Failure> kFailures = {
     {{"idset", "--nth=x", "0-9"},
      "",
      "gantry: idset: --nth: expected an id, found 'x' at offset 0 in \"x\"\n"},
-    {{"idset", "-d,", "0-3"}, "", "gantry: idset: --delimiter requires --expand\n"},
-    {{"idset", "-c", "-e", "1"}, "", "gantry: idset: --count excludes --expand\n"},
-    {{"idset", "-i", "-m", "1"}, "", "gantry: idset: --intersect excludes --minus\n"},
-    {{"idset", "--first", "--last", "1"}, "", "gantry: idset: --first excludes --last\n"},
-    {{"idset", "--bogus"}, "", "gantry: idset: The following argument was not expected: --bogus\n"},
+    // CLI11's refusals, said with the options as typed.
+    {{"idset", "-d,", "0-3"}, "", "gantry: idset: -d needs --expand\n"},
+    {{"idset", "--delimiter=,", "0-3"}, "", "gantry: idset: --delimiter needs --expand\n"},
+    {{"idset", "-c", "-e", "1"}, "", "gantry: idset: -c cannot be used with -e\n"},
+    {{"idset", "-i", "-m", "1"}, "", "gantry: idset: -i cannot be used with -m\n"},
+    {{"idset", "--first", "--last", "1"},
+     "",
+     "gantry: idset: --first cannot be used with --last\n"},
+    {{"idset", "--bogus"},
+     "",
+     "gantry: idset: unknown option \"--bogus\" (see gantry idset --help)\n"},
+    {{"idset", "-n"}, "", "gantry: idset: -n needs a value\n"},
 };
 
 TEST(IdsetCommand, BadInputFailsWithOneLineAndExitTwo) {

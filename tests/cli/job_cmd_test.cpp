@@ -263,7 +263,7 @@ TEST_F(JobCmd, ExecRefusals) {
     map(id, {"-n", "2", "true"});
     expect({"job", "exec", id}, "",
            "gantry: map: app 0 (-n 2 true): there are not enough slots available: 2 tasks do not "
-           "fit in the 1 free slots of " +
+           "fit in the 1 free slot of " +
                host_ + "; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks\n",
            1);
     // That refusal dropped the apps.
@@ -365,6 +365,10 @@ TEST_F(JobCmd, UnknownIdsAndBadArguments) {
            2);
     expect({"job", "exec", "abc"}, "", "gantry: job exec: bad job id \"abc\"\n", 2);
     expect({"job", "map", "abc", "true"}, "", "gantry: job map: bad job id \"abc\"\n", 2);
+    // Messages of the run options name the command typed.
+    expect({"job", "map", "3"}, "",
+           "gantry: job map: no command to run (see gantry job map --help)\n", 2);
+    expect({"job", "exec", "0"}, "", "gantry: job exec: bad job id \"0\" (ids start at 1)\n", 2);
     expect({"job", "grow", "1", "/nonexistent/R.json"}, "",
            "gantry: job grow: cannot read the R file in \"/nonexistent/R.json\"\n", 2);
     expect({"job", "grow", "1", "-"}, "",

@@ -494,6 +494,7 @@ TEST_F(JobsCli, BadIdsAreUsageErrorsAndUnknownJobsRuntimeErrors) {
          {"attach", "info", "eventlog", "wait", "kill", "cancel", "purge"}) {
         expect({name, "x"}, "", "gantry: " + name + ": bad job id \"x\"\n", 2);
         expect({name, "1.5"}, "", "gantry: " + name + ": bad job id \"1.5\"\n", 2);
+        expect({name, "0"}, "", "gantry: " + name + ": bad job id \"0\" (ids start at 1)\n", 2);
     }
     for (const std::string name : {"info", "wait", "kill", "cancel", "purge"}) {
         const auto unknown = gantry({name, "99"});
@@ -502,6 +503,24 @@ TEST_F(JobsCli, BadIdsAreUsageErrorsAndUnknownJobsRuntimeErrors) {
     }
     expect({"urgency", "x", "3"}, "", "gantry: urgency: bad job id \"x\"\n", 2);
     expect({"urgency", "99", "3"}, "", "gantry: job 99: no such job\n", 1);
+    // kill(1)'s -9 is the signal, and 7 the job, in both spellings.
+    expect({"kill", "-9", "7"}, "", "gantry: job 7: no such job\n", 1);
+    expect({"kill", "-s", "9", "7"}, "", "gantry: job 7: no such job\n", 1);
+}
+
+TEST_F(JobsCli, BadOptionValuesSayWhatTheOptionNeeds) {
+    expect({"eventlog", "-T", "bogus", "1"}, "",
+           "gantry: eventlog: -T needs one of offset, iso or raw, not \"bogus\"\n", 2);
+    expect({"eventlog", "--time-format=ISO", "1"}, "",
+           "gantry: eventlog: --time-format needs one of offset, iso or raw, not \"ISO\"\n", 2);
+    expect({"jobs", "-c", "0"}, "", "gantry: jobs: -c needs a positive number, not \"0\"\n", 2);
+    expect({"jobs", "--count", "x"}, "",
+           "gantry: jobs: --count needs a positive number, not \"x\"\n", 2);
+    expect({"wait", "--bogus"}, "",
+           "gantry: wait: unknown option \"--bogus\" (see gantry wait --help)\n", 2);
+    expect({"info"}, "", "gantry: info: missing ID (see gantry info --help)\n", 2);
+    expect({"info", "1", "2"}, "",
+           "gantry: info: unexpected argument \"2\" (see gantry info --help)\n", 2);
 }
 
 TEST_F(JobsCli, AttachAndEventlogOfAnUnknownJobSayNoSuchJob) {
@@ -524,6 +543,20 @@ TEST_F(JobsCli, OutsideAnInstance) {
     EXPECT_EQ(jobs.exit_code, 1);
     const auto given = run_program({"env", "-u", "GANTRY_URI", kGantry, "jobs", "--uri", uri_});
     EXPECT_EQ(given.out, "JOBID USER     NAME       ST NTASKS     TIME EXIT\n") << given.err;
+    // --uri before the command is the command's.
+    const auto before = run_program({"env", "-u", "GANTRY_URI", kGantry, "--uri", uri_, "jobs"});
+    EXPECT_EQ(before.out, "JOBID USER     NAME       ST NTASKS     TIME EXIT\n") << before.err;
+    const auto joined =
+        run_program({"env", "-u", "GANTRY_URI", kGantry, "--uri=" + uri_, "jobs", "--no-header"});
+    EXPECT_EQ(joined.out, "") << joined.err;
+    EXPECT_EQ(joined.exit_code, 0);
+    const auto info = run_program(
+        {"env", "-u", "GANTRY_URI", kGantry, "--uri", uri_, "instance", "info", "--json"});
+    EXPECT_EQ(Json::parse(info.out, nullptr, false).value("uri", ""), uri_) << info.err;
+    const auto exec =
+        run_program({"env", "-u", "GANTRY_URI", kGantry, "--uri", uri_, "job", "exec", "99"});
+    EXPECT_EQ(exec.err, "gantry: job 99: no such job\n");
+    EXPECT_EQ(exec.exit_code, 1);
 }
 
 TEST(JobsCliHelp, EveryCommandHasHelpWithExamples) {

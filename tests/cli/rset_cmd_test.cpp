@@ -368,6 +368,16 @@ TEST(RCommand, BadInput) {
          2,
          "gantry: R: invalid character '^' in property name \"fo^o\"\n"},
         {{"diff"}, four, 2, "gantry: R: diff needs at least 2 R documents, got 1\n"},
+        {{},
+         "",
+         2,
+         "gantry: R: missing subcommand: one of encode, decode, append, diff, intersect, remap, "
+         "rerank, verify, set-property (see gantry R --help)\n"},
+        {{"foo"},
+         "",
+         2,
+         "gantry: R: unknown subcommand \"foo\": one of encode, decode, append, diff, intersect, "
+         "remap, rerank, verify, set-property (see gantry R --help)\n"},
         {{"verify"},
          four,
          2,

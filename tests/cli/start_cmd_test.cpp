@@ -159,6 +159,9 @@ TEST(Start, AKilledBrokerTakesItsInitialProgramAndWhatItStartedAlong) {
 TEST(Start, ArgumentsAfterTheCommandAreItsOwn) {
     expect_gantry({"start", "echo", "--daemon", "--state-dir", "-x"}, "",
                   "--daemon --state-dir -x\n", "", 0);
+    // Brackets and JSON reach the program as typed, not as lists of their items.
+    expect_gantry({"start", "printf", "%s|", "[a,b]", "{\"k\":[1,2]}", "x]", "[]", "--opt=[1]"}, "",
+                  "[a,b]|{\"k\":[1,2]}|x]|[]|--opt=[1]|", "", 0);
 }
 
 TEST(Start, NoCommandNeedsATerminal) {
@@ -191,7 +194,7 @@ TEST(Start, OptionsAndHelp) {
     EXPECT_TRUE(result.out.starts_with("Start an instance on this machine")) << result.out;
     EXPECT_NE(result.out.find("Examples:"), std::string::npos);
     expect_gantry({"start", "--bogus"}, "", "",
-                  "gantry: start: The following argument was not expected: --bogus\n", 2);
+                  "gantry: start: unknown option \"--bogus\" (see gantry start --help)\n", 2);
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"shutdown", "--help"}, {"instance", "--help"}, {"instance", "info", "--help"}}) {
         result = run_gantry(args);
@@ -199,8 +202,17 @@ TEST(Start, OptionsAndHelp) {
         EXPECT_NE(result.out.find("Examples:"), std::string::npos) << args[0];
     }
     expect_gantry({"shutdown", "--bogus"}, "", "",
-                  "gantry: shutdown: The following argument was not expected: --bogus\n", 2);
-    expect_gantry({"instance"}, "", "", "gantry: instance: A subcommand is required\n", 2);
+                  "gantry: shutdown: unknown option \"--bogus\" (see gantry shutdown --help)\n", 2);
+    expect_gantry(
+        {"instance"}, "", "",
+        "gantry: instance: missing subcommand: one of info (see gantry instance --help)\n", 2);
+    expect_gantry(
+        {"instance", "foo"}, "", "",
+        "gantry: instance: unknown subcommand \"foo\": one of info (see gantry instance --help)\n",
+        2);
+    expect_gantry({"instance", "info", "extra"}, "", "",
+                  "gantry: instance: unexpected argument \"extra\" (see gantry instance --help)\n",
+                  2);
 }
 
 // --- The daemon ----------------------------------------------------------------

@@ -49,6 +49,7 @@ TEST(TaskmapCommand, Conversions) {
         {{"--to=pmi", "[]"}, "", 0, "\n", ""},
         {{"--to=raw", ""}, "", 0, "\n", ""},
         {{"--to=multiline", "[]"}, "", 0, "", ""},
+        {{"--to=raw", "--", "[[0,2,2,1],[1,1,1,1]]"}, "", 0, "0-1;2-4\n", ""},
     };
     for (const auto& c : kCases)
         expect_runs(c);
@@ -108,7 +109,7 @@ TEST(TaskmapCommand, Distributions) {
          "",
          2,
          "",
-         "gantry: taskmap: --cyclic: must be 1 or more, got 0\n"},
+         "gantry: taskmap: --cyclic needs a positive number, not \"0\"\n"},
         {{"--block", "--nodes=65536", "--ppn=65536"},
          "",
          2,
@@ -159,17 +160,17 @@ TEST(TaskmapCommand, BadInput) {
          "",
          2,
          "",
-         "gantry: taskmap: --to: yaml not in {json,wrapped,raw,pmi,multiline}\n"},
+         "gantry: taskmap: --to needs one of json, wrapped, raw, pmi or multiline, not \"yaml\"\n"},
         {{"--block", "[[0,1,1,1]]", "--nodes=1", "--ppn=1"},
          "",
          2,
          "",
-         "gantry: taskmap: MAP excludes --block\n"},
+         "gantry: taskmap: MAP cannot be used with --block\n"},
         {{"--nodeid=1", "--taskids=1", "[[0,1,1,1]]"},
          "",
          2,
          "",
-         "gantry: taskmap: --nodeid excludes --taskids\n"},
+         "gantry: taskmap: --nodeid cannot be used with --taskids\n"},
     };
     for (const auto& c : kCases)
         expect_runs(c);

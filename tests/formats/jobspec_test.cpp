@@ -416,7 +416,7 @@ const BadCase kBadCases[] = {
      R"(in "x")"},
     {JOBSPEC(R"("resources":{"R":{"version":1,"execution":{"R_lite":[{"rank":"0-1",)"
              R"("children":{"core":"0"}}],"nodelist":["a"]}}})"),
-     "jobspec: resources.R: execution.nodelist: 1 hosts for 2 ranks"},
+     "jobspec: resources.R: execution.nodelist: 1 host for 2 ranks"},
     // Attributes.
     {JOBSPEC(R"("attributes":"x")"), "jobspec: attributes: expected an object, got string"},
     {JOBSPEC(R"("attributes":{"queue":"batch"})"),

@@ -157,7 +157,7 @@ TEST(MapJobspec, CompatFlagsFoldIntoTheJobsPolicy) {
     Jobspec spec = with_hosts("a:1", {app({"x"}, 2, "", "", "core")});
     EXPECT_EQ(layout(map_jobspec(spec, small_machine())),
               "map: app 0 (-n 2 x): there are not enough slots available: 2 tasks do not fit in "
-              "the 1 free slots of a; add :OVERSUBSCRIBE to the job's --map-by or give fewer "
+              "the 1 free slot of a; add :OVERSUBSCRIBE to the job's --map-by or give fewer "
               "tasks");
     spec.job.oversubscribe = true;
     EXPECT_EQ(layout(map_jobspec(spec, small_machine())), "0:a:0-1 1:a:2-3");

@@ -191,7 +191,7 @@ TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
               "map: app 1 (-n 3): rank 4 is missing from the rankfile (missing-rank)");
     request.apps[1].directives = directives("rankfile:FILE=/nonexistent/rf");
     EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
-              "map-by: cannot read the file in \"/nonexistent/rf\"");
+              "map-by: rankfile \"/nonexistent/rf\": No such file or directory");
 }
 
 TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {
@@ -290,7 +290,7 @@ TEST(MapJob, ErrorsSayWhatDoesNotFit) {
          "bind-to: the binding PACKAGE lies above the mapping object BYCORE (bind-upwards); bind "
          "to core or a finer level, or map by a coarser object"},
         {single(9, "slot:oversubscribe", "", "core"), "n0:9",
-         "map: job: 1 tasks found no free CPU to bind to on n0 (no-available-cpus); add "
+         "map: job: 1 task found no free CPU to bind to on n0 (no-available-cpus); add "
          ":overload-allowed to --bind-to, bind to a coarser level, or give fewer tasks"},
         {single(2, "seq"), "n0:4",
          "map-by: job: seq needs its file: seq:FILE=path, or hosts from -H or --hostfile"},
@@ -399,7 +399,7 @@ TEST(Display, SvgColoursCoresByRank) {
               "<rect x=\"4\" y=\"4\" width=\"76\" height=\"80\" fill=\"none\" "
               "stroke=\"black\"/>\n"
               "<text x=\"8\" y=\"19\" font-family=\"monospace\" font-size=\"13\">n&lt;0&gt; (1 "
-              "tasks)</text>\n"
+              "task)</text>\n"
               "<rect x=\"8\" y=\"24\" width=\"68\" height=\"56\" fill=\"#f4f4f4\" "
               "stroke=\"black\"/>\n"
               "<text x=\"12\" y=\"38\" font-family=\"monospace\" font-size=\"12\">package "

@@ -61,7 +61,8 @@ TEST(Environment, FileRules) {
         error_of({EnvRule::Kind::File, bad_name}),
         "run: --env-file: line 1 of \"" + bad_name + "\": bad variable name \"1A\" in \"1A=1\"");
     EXPECT_EQ(error_of({EnvRule::Kind::File, "/nonexistent/env"}),
-              "run: --env-file: cannot read the file in \"/nonexistent/env\"");
+              "run: --env-file \"/nonexistent/env\": No such file or directory");
+    EXPECT_EQ(error_of({EnvRule::Kind::File, "/"}), "run: --env-file \"/\": Is a directory");
 }
 
 TEST(Environment, BadNames) {

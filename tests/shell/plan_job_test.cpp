@@ -144,7 +144,8 @@ TEST(LaunchSettings, BadValuesGiveRunsMessages) {
         {[](Jobspec& s) { s.attributes.input = "4"; },
          "run: --input: the job's ranks are 0-3 in \"4\""},
         {[](Jobspec& s) { s.attributes.input = "no-such-file"; },
-         "run: --input takes all, ranks (0-3) or a readable file, not in \"no-such-file\""},
+         "run: --input \"no-such-file\": No such file or directory (--input takes all, ranks "
+         "such as 0-3, or a readable file)"},
         {[](Jobspec& s) {
              s.attributes.rlimits = {"core=0", "cores=1"};
          },

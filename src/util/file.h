@@ -1,0 +1,24 @@
+// Files a user names on the command line (hostfiles, rankfiles, env files,
+// --input): read whole, or refused with the reason the system gives.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/error.h"
+
+namespace gantry {
+
+// Why the file at `path` cannot be read ("No such file or directory",
+// "Permission denied", "Is a directory"); nothing when it can.
+std::optional<std::string> unreadable_reason(const std::string& path);
+
+// The whole file at `path`, or an error in `domain` naming it and the
+// reason: `hostfile "hosts.txt": No such file or directory`, where `what`
+// says which file it is ("hostfile", "--env-file") and `as_given` is the
+// name shown, when not `path` (a relative path as the user typed it).
+Result<std::string> read_named_file(std::string domain, std::string_view what,
+                                    const std::string& path, std::string_view as_given = {});
+
+}  // namespace gantry
