@@ -33,7 +33,7 @@ constexpr Subcommand kSubcommands[] = {
     {"run",
      "map an MPMD program onto this machine's cores and run it (in the instance of "
      "GANTRY_URI when set)",
-     gantry::cli::run_main, kNoUri},
+     gantry::cli::run_main},
     {"start", "start an instance on this machine, around a program or as a daemon",
      gantry::cli::start_main, kNoUri},
     {"shutdown", "end an instance", gantry::cli::shutdown_main},

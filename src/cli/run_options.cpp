@@ -17,6 +17,7 @@
 #include "mapper/jobspec_map.h"
 #include "mapper/policy.h"
 #include "shell/environment.h"
+#include "shell/output.h"
 #include "util/duration.h"
 
 namespace gantry::cli {
@@ -300,12 +301,12 @@ const Parser::Option Parser::kOptions[] = {
     {"-o --output", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          p.spec().attributes.output = g.value;
-         return ok();
+         return shell::check_template(p.domain_, "--output", g.value);
      }},
     {"-e --error", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          p.spec().attributes.error = g.value;
-         return ok();
+         return shell::check_template(p.domain_, "--error", g.value);
      }},
     {"-i --input", 1, Scope::kJob,
      [](Parser& p, const Given& g) {

@@ -11,6 +11,7 @@
 #include "mapper/nodes.h"
 #include "mapper/policy.h"
 #include "mapper/resources.h"
+#include "util/file.h"
 
 namespace gantry {
 namespace {
@@ -227,12 +228,7 @@ std::string jobspec_path(const Jobspec& spec, std::string_view path) {
 
 Result<std::string> read_option_file(const Jobspec& spec, std::string_view path,
                                      std::string_view what) {
-    std::ifstream in(jobspec_path(spec, path));
-    if (!in)
-        return Error::in(std::string(kDomain), "cannot read the " + std::string(what), path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return read_named_file(std::string(kDomain), what, jobspec_path(spec, path), path);
 }
 
 Result<Topology> jobspec_topology(const Jobspec& spec) {

@@ -28,8 +28,8 @@ namespace gantry {
 std::string jobspec_path(const Jobspec& spec, std::string_view path);
 
 // The text of a file an option names (what: "hostfile", "resource set"),
-// found as jobspec_path says. Errors name it as given:
-// `run: cannot read the hostfile in "hosts"`.
+// found as jobspec_path says. Errors name it as given, with the system's
+// reason: `run: hostfile "hosts": No such file or directory`.
 Result<std::string> read_option_file(const Jobspec& spec, std::string_view path,
                                      std::string_view what);
 

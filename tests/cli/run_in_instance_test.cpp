@@ -61,8 +61,8 @@ TEST_F(RunInInstance, OversubscribedTasksShareTheCores) {
 
 // The map is the instance's: shown once the job is mapped, before its output.
 TEST_F(RunInInstance, DisplayShowsTheMappedJob) {
-    const auto result =
-        gantry({"run", "-n", "1", "--map-by", "core:DISPLAY", "--bind-to", "core:REPORT", "echo", "done"});
+    const auto result = gantry(
+        {"run", "-n", "1", "--map-by", "core:DISPLAY", "--bind-to", "core:REPORT", "echo", "done"});
     EXPECT_EQ(result.err, "");
     EXPECT_EQ(result.exit_code, 0);
     const std::regex expected(

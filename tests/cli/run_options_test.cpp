@@ -346,7 +346,7 @@ TEST(ParseRunCommand, ResourcesFileIsRead) {
     ASSERT_TRUE(run) << run.error().str();
     EXPECT_EQ(run->jobspec.resources.R, *ResourceSet::parse(json));
     EXPECT_EQ(parse("run", {"--resources", "/nonexistent/R.json", "x"}).error().str(),
-              "run: cannot read the resource set in \"/nonexistent/R.json\"");
+              "run: resource set \"/nonexistent/R.json\": No such file or directory");
 }
 
 TEST(ParseRunCommand, BadCommandLinesGiveOneMessage) {

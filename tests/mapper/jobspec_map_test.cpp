@@ -109,7 +109,7 @@ TEST(MapJobspec, RelativeHostfileIsTakenFromTheJobsDirectory) {
     EXPECT_EQ(layout(map_jobspec(spec, small_machine())), "0:h0:- 1:h1:- 2:h1:-");
     spec.job.hostfile = "gantry-no-such-hostfile";
     EXPECT_EQ(layout(map_jobspec(spec, small_machine())),
-              "run: cannot read the hostfile in \"gantry-no-such-hostfile\"");
+              "run: hostfile \"gantry-no-such-hostfile\": No such file or directory");
     // Without a directory, relative paths are the process's.
     spec.attributes.cwd.clear();
     EXPECT_EQ(jobspec_path(spec, "hosts"), "hosts");
