@@ -63,6 +63,7 @@ TEST(ParseRunCommand, MpmdCommandLine) {
         R"("attributes":{"name":"a","cwd":"","environment":{},"time_limit":600,"kill_timeout":5,)"
         R"("kill_on_bad_exit":false,"urgency":16,"begin_time":0,"dependencies":[],)"
         R"("label_io":true,"output":"","error":"","input":"","unbuffered":false,)"
+        R"("timestamp_output":false,"output_dir":"","merge_stderr":false,)"
         R"("rlimits":["core=0"],"umask":""}})");
     ASSERT_TRUE(run);
     EXPECT_FALSE(run->dry_run);
@@ -95,6 +96,7 @@ TEST(ParseRunCommand, SchedulingOptions) {
         R"({"type":"afterok","id":3},{"type":"afterany","id":4},)"
         R"({"type":"afternotok","id":18446744073709551615}],)"
         R"("label_io":false,"output":"","error":"","input":"","unbuffered":false,)"
+        R"("timestamp_output":false,"output_dir":"","merge_stderr":false,)"
         R"("rlimits":[],"umask":""}})");
     EXPECT_EQ(run->scheduling_options,
               (std::vector<std::string>{"-N", "-c", "--exclusive", "--urgency", "--dependency",
