@@ -314,6 +314,32 @@ TEST(ParseRunCommand, OpenMpiAndMpichSpellings) {
                               "own options set what PRRTE's parameters do)"}));
 }
 
+// Open MPI's output options: the job's, before its first command.
+TEST(ParseRunCommand, OpenMpiOutputOptions) {
+    const auto run =
+        parse("submit", {"--timestamp-output", "--output-filename=out:nocopy",
+                         "--merge-stderr-to-stdout", "-n", "1", "./a", ":", "-n", "1", "./b"});
+    ASSERT_TRUE(run) << run.error().str();
+    const Jobspec::Attributes& attributes = run->jobspec.attributes;
+    EXPECT_TRUE(attributes.timestamp_output);
+    EXPECT_EQ(attributes.output_dir, "out:nocopy");
+    EXPECT_TRUE(attributes.merge_stderr);
+    const auto defaults = parse("run", {"./a"});
+    ASSERT_TRUE(defaults) << defaults.error().str();
+    EXPECT_FALSE(defaults->jobspec.attributes.timestamp_output);
+    EXPECT_EQ(defaults->jobspec.attributes.output_dir, "");
+    EXPECT_FALSE(defaults->jobspec.attributes.merge_stderr);
+    const auto later = parse("run", {"./a", ":", "--merge-stderr-to-stdout", "./b"});
+    ASSERT_FALSE(later);
+    EXPECT_EQ(later.error().str(),
+              "run: --merge-stderr-to-stdout in app 1's segment: it is the job's; give it "
+              "before the first command");
+    const auto flag = parse("run", {"--timestamp-output=yes", "./a"});
+    ASSERT_FALSE(flag);
+    EXPECT_EQ(flag.error().str(),
+              "run: --timestamp-output takes no value in \"--timestamp-output=yes\"");
+}
+
 // `--` ends a segment's options: what follows is the command, even when it
 // begins with '-'; `:` still starts the next app.
 TEST(ParseRunCommand, DoubleDashEndsTheOptions) {

@@ -107,9 +107,9 @@ TEST(RunOutput, TimestampWithoutLabel) {
 // to the digits of the job's size; the terminal still gets a copy.
 TEST(RunOutput, OutputFilenameWritesEachRanksFiles) {
     const ScratchDir dir;
-    const auto result = run_gantry({"run", "-n", "12", "--oversubscribe", "--output-filename",
-                                    dir / "out:nojobid", "sh", "-c",
-                                    "echo out $GANTRY_TASK_RANK; echo err $GANTRY_TASK_RANK >&2"});
+    const auto result =
+        run_gantry({"run", "-n", "12", "--oversubscribe", "--output-filename", dir / "out:nojobid",
+                    "sh", "-c", "echo out $GANTRY_TASK_RANK; echo err $GANTRY_TASK_RANK >&2"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     Lines expected_tree;
     Lines copied_out;
@@ -131,10 +131,9 @@ TEST(RunOutput, OutputFilenameWritesEachRanksFiles) {
 // keeps the output off the terminal; the files get the labels.
 TEST(RunOutput, OutputFilenameUnderTheJobsIdWithoutCopy) {
     const ScratchDir dir;
-    const auto result =
-        run_gantry({"run", "-n", "2", "--label-io", "--umask", "027", "--output-filename",
-                    dir / "a/b:nocopy", "sh", "-c",
-                    "echo $GANTRY_JOB_ID; echo e >&2; echo \"$GANTRY_JOB_ID\" > " + dir / "id"});
+    const auto result = run_gantry(
+        {"run", "-n", "2", "--label-io", "--umask", "027", "--output-filename", dir / "a/b:nocopy",
+         "sh", "-c", "echo $GANTRY_JOB_ID; echo e >&2; echo \"$GANTRY_JOB_ID\" > " + dir / "id"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.out, "");
     EXPECT_EQ(result.err, "");
@@ -156,17 +155,13 @@ TEST(RunOutput, OutputFilenameUnderTheJobsIdWithoutCopy) {
 TEST(RunOutput, OutputFilenameThatCannotBeMadeStopsEverything) {
     const ScratchDir dir;
     { std::ofstream(dir / "file") << "x\n"; }
-    expect_gantry({"run", "-n", "1", "--output-filename", dir / "file", "touch", dir / "started"},
-                  "", "",
-                  "gantry: --output-filename: cannot create \"" + dir / "file" +
-                      "\": File exists\n",
-                  1);
-    expect_gantry({"run", "-n", "1", "--output-filename", dir / "file/sub:nojobid", "touch",
-                   dir / "started"},
-                  "", "",
-                  "gantry: --output-filename: cannot create \"" + dir / "file" +
-                      "\": File exists\n",
-                  1);
+    expect_gantry(
+        {"run", "-n", "1", "--output-filename", dir / "file", "touch", dir / "started"}, "", "",
+        "gantry: --output-filename: cannot create \"" + dir / "file" + "\": File exists\n", 1);
+    expect_gantry(
+        {"run", "-n", "1", "--output-filename", dir / "file/sub:nojobid", "touch", dir / "started"},
+        "", "", "gantry: --output-filename: cannot create \"" + dir / "file" + "\": File exists\n",
+        1);
     EXPECT_FALSE(exists(dir / "started"));
     expect_gantry({"run", "-n", "1", "--output-filename", "out:nocopy,jobid", "true"}, "", "",
                   "gantry: run: --output-filename: unknown qualifier \"jobid\" (nojobid, "
@@ -190,8 +185,8 @@ TEST(RunOutput, MergedStderrKeepsTheOrderOfWrites) {
 
 TEST(RunOutput, MergedStderrGoesToTheOutputFiles) {
     const ScratchDir dir;
-    expect_gantry({"run", "-n", "1", "--merge-stderr-to-stdout", "-o", dir / "o", "-e",
-                   dir / "e", "sh", "-c", kOutErrOut},
+    expect_gantry({"run", "-n", "1", "--merge-stderr-to-stdout", "-o", dir / "o", "-e", dir / "e",
+                   "sh", "-c", kOutErrOut},
                   "", "", "", 0);
     EXPECT_EQ(read_file(dir / "o"), "o1\ne1\no2\ne2\no3\n");
     EXPECT_FALSE(exists(dir / "e"));
@@ -209,9 +204,9 @@ TEST(RunOutput, InAnInstance) {
     ASSERT_TRUE(instance.ok());
     instance.expect({"run", "-n", "1", "--merge-stderr-to-stdout", "sh", "-c", kOutErrOut},
                     "o1\ne1\no2\ne2\no3\n", "", 0);
-    const std::string id = instance.submit(
-        {"-n", "2", "--output-filename", dir / "out:nocopy", "sh", "-c",
-         "echo out $GANTRY_TASK_RANK; echo err >&2"});
+    const std::string id =
+        instance.submit({"-n", "2", "--output-filename", dir / "out:nocopy", "sh", "-c",
+                         "echo out $GANTRY_TASK_RANK; echo err >&2"});
     instance.expect({"wait", id}, "", "", 0);
     EXPECT_EQ(read_file(dir / "out/" + id + "/rank.1/stdout"), "out 1\n");
     EXPECT_EQ(read_file(dir / "out/" + id + "/rank.0/stderr"), "err\n");
