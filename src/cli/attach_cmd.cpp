@@ -149,14 +149,30 @@ std::string signal_name(int signal) {
     return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
 }
 
+// The length of the --timestamp-output stamp the job shell put at the start
+// of `line` ("Wed Nov 25 21:52:50 2026<stdout>:"), 0 when there is none.
+std::size_t stamp_length(std::string_view line) {
+    constexpr std::size_t kTime = 24;  // ctime's text, without its newline
+    constexpr std::size_t kStream = 9;
+    if (line.size() < kTime + kStream)
+        return 0;
+    const std::string_view stream = line.substr(kTime, kStream);
+    return stream == "<stdout>:" || stream == "<stderr>:" ? kTime + kStream : 0;
+}
+
 // `label` before every line of `bytes`, the last one too when it has no
-// newline yet.
-void append_labelled(std::string& out, std::string_view label, std::string_view bytes) {
+// newline yet; after the line's time stamp when `stamped`, where `gantry
+// run` puts it (as Open MPI puts its tag after the time).
+void append_labelled(std::string& out, std::string_view label, std::string_view bytes,
+                     bool stamped) {
     while (!bytes.empty()) {
         const auto newline = bytes.find('\n');
         const auto end = newline == std::string_view::npos ? bytes.size() : newline + 1;
+        const std::string_view line = bytes.substr(0, end);
+        const std::size_t stamp = stamped ? stamp_length(line) : 0;
+        out += line.substr(0, stamp);
         out += label;
-        out += bytes.substr(0, end);
+        out += line.substr(stamp);
         bytes.remove_prefix(end);
     }
 }
@@ -200,6 +216,7 @@ private:
     api::Client control_;  // stdin and signals: the stream holds `stream_`
     std::uint64_t id_;
     bool label_;
+    bool stamped_ = false;  // the job's lines start with their time (--timestamp-output)
     bool owns_job_;
     Stdin stdin_;
     bool state_known_ = false;                      // the job's eventlog so far has come
@@ -261,6 +278,8 @@ std::optional<int> Attachment::on_reply(const api::Reply& reply) {
         const Json attributes = jobspec->value("attributes", Json::object());
         const auto label_io = attributes.find("label_io");
         label_ = label_ || (label_io != attributes.end() && *label_io == true);
+        const auto stamped = attributes.find("timestamp_output");
+        stamped_ = stamped != attributes.end() && *stamped == true;
         if (const auto timeout = attributes.find("kill_timeout");
             timeout != attributes.end() && timeout->is_number())
             kill_timeout_ =
@@ -295,7 +314,7 @@ std::optional<int> Attachment::on_output(const Json& chunk) {
         return std::nullopt;
     }
     scratch_.clear();
-    append_labelled(scratch_, to_compact(rank) + ": ", *bytes);
+    append_labelled(scratch_, to_compact(rank) + ": ", *bytes, stamped_);
     write_output(fd, scratch_);
     return std::nullopt;
 }

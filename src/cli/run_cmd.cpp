@@ -75,6 +75,13 @@ Job options:
                          {{taskid}}, {{node}} in FILE make one per job, task, node
   -e, --error FILE       stderr to FILE, same templates
   -u, --unbuffered       pass output on as it comes, not line by line
+  --timestamp-output     prefix each output line with the time it came and its
+                         stream, as Open MPI: "Wed Nov 25 21:52:50 2026<stdout>:"
+  --output-filename DIR[:nojobid,nocopy]
+                         each rank's output also to DIR/ID/rank.N/stdout and
+                         stderr (N zero-padded); nojobid: no ID; nocopy: files only
+  --merge-stderr-to-stdout
+                         each task's stderr goes where its stdout goes
   -i, --input WHAT       stdin to rank 0 (default), to RANKS (an idset), to all,
                          or from a FILE
   -t, --time-limit LIMIT SIGTERM every task after LIMIT, then SIGKILL: minutes

@@ -313,6 +313,21 @@ const Parser::Option Parser::kOptions[] = {
          p.spec().attributes.input = g.value;
          return ok();
      }},
+    {"--timestamp-output", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.spec().attributes.timestamp_output = true;
+         return ok();
+     }},
+    {"--output-filename", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         p.spec().attributes.output_dir = g.value;
+         return ok();
+     }},
+    {"--merge-stderr-to-stdout", 0, Scope::kJob,
+     [](Parser& p, const Given&) {
+         p.spec().attributes.merge_stderr = true;
+         return ok();
+     }},
     // The job's limits and name.
     {"-t --time-limit", 1, Scope::kJob,
      [](Parser& p, const Given& g) {

@@ -427,10 +427,11 @@ Result<std::vector<Dependency>> read_dependencies(const Json& value, const std::
 }
 
 Result<Jobspec::Attributes> read_attributes(const Json& value, const std::string& path) {
-    Fields fields(value, path,
-                  {"name", "cwd", "environment", "time_limit", "kill_timeout", "kill_on_bad_exit",
-                   "urgency", "begin_time", "dependencies", "label_io", "output", "error", "input",
-                   "unbuffered", "rlimits", "umask"});
+    Fields fields(
+        value, path,
+        {"name", "cwd", "environment", "time_limit", "kill_timeout", "kill_on_bad_exit", "urgency",
+         "begin_time", "dependencies", "label_io", "output", "error", "input", "unbuffered",
+         "timestamp_output", "output_dir", "merge_stderr", "rlimits", "umask"});
     constexpr std::string_view kDuration = "a non-negative number of seconds";
     Jobspec::Attributes attributes;
     fields.string("name", attributes.name);
@@ -448,6 +449,9 @@ Result<Jobspec::Attributes> read_attributes(const Json& value, const std::string
     fields.string("error", attributes.error);
     fields.string("input", attributes.input);
     fields.boolean("unbuffered", attributes.unbuffered);
+    fields.boolean("timestamp_output", attributes.timestamp_output);
+    fields.string("output_dir", attributes.output_dir);
+    fields.boolean("merge_stderr", attributes.merge_stderr);
     fields.strings("rlimits", attributes.rlimits);
     fields.string("umask", attributes.umask);
     if (!fields.ok())
@@ -546,6 +550,9 @@ OrderedJson attributes_json(const Jobspec::Attributes& attributes) {
     out["error"] = attributes.error;
     out["input"] = attributes.input;
     out["unbuffered"] = attributes.unbuffered;
+    out["timestamp_output"] = attributes.timestamp_output;
+    out["output_dir"] = attributes.output_dir;
+    out["merge_stderr"] = attributes.merge_stderr;
     out["rlimits"] = strings_json(attributes.rlimits);
     out["umask"] = attributes.umask;
     return out;

@@ -8,9 +8,10 @@
 // non-negative integer, got -3`); encode writes every key, defaults included,
 // in one fixed order. Option strings (map_by, rank_by, bind_to, hosts,
 // hostfile, rankfile, topology, display, env rules, input, output, error,
-// rlimits, umask) are carried as given and NOT checked here: the mapper and
-// the shell, the layers that use them, check them at submit as `gantry run`
-// does. An embedded R is checked through ResourceSet::from_json.
+// output_dir, rlimits, umask) are carried as given and NOT checked here:
+// the mapper and the shell, the layers that use them, check them at submit
+// as `gantry run` does. An embedded R is checked through
+// ResourceSet::from_json.
 //
 // Keys, defaults, the options they come from and the messages: docs/jobspec.md.
 #pragma once
@@ -105,6 +106,9 @@ struct Jobspec {
         std::string error;   // -e
         std::string input;   // -i; empty: rank 0
         bool unbuffered = false;
+        bool timestamp_output = false;     // --timestamp-output
+        std::string output_dir;            // --output-filename; empty: none
+        bool merge_stderr = false;         // --merge-stderr-to-stdout
         std::vector<std::string> rlimits;  // --rlimit values, in order
         std::string umask;                 // octal; empty: the front end's
         friend bool operator==(const Attributes&, const Attributes&) = default;

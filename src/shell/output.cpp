@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 
 #include "util/text.h"
@@ -25,8 +26,21 @@ std::size_t first_line_length(std::string_view bytes) {
 
 }  // namespace
 
-LineAssembler::LineAssembler(std::string label, bool unbuffered)
-    : label_(std::move(label)), unbuffered_(unbuffered) {}
+LineAssembler::LineAssembler(std::string label, bool unbuffered,
+                             std::string_view timestamped_stream)
+    : label_(std::move(label)), unbuffered_(unbuffered) {
+    if (!timestamped_stream.empty())
+        stream_tag_ = "<" + std::string(timestamped_stream) + ">:";
+}
+
+const std::string& LineAssembler::prefix() {
+    if (stream_tag_.empty())
+        return label_;
+    prefix_ = ctime_text(std::time(nullptr));
+    prefix_ += stream_tag_;
+    prefix_ += label_;
+    return prefix_;
+}
 
 void LineAssembler::add(std::string_view bytes, std::string& scratch, ByteWriter& out) {
     if (bytes.empty())
@@ -83,14 +97,15 @@ void LineAssembler::clear_tail() {
 }
 
 void LineAssembler::write_lines(std::string_view lines, std::string& scratch, ByteWriter& out) {
-    if (label_.empty()) {
+    const std::string& prefix = this->prefix();
+    if (prefix.empty()) {
         out.write(lines);
         return;
     }
     scratch.clear();
     while (!lines.empty()) {
         const std::size_t length = first_line_length(lines);
-        scratch.append(label_);
+        scratch.append(prefix);
         scratch.append(lines.substr(0, length));
         lines.remove_prefix(length);
     }
@@ -99,20 +114,35 @@ void LineAssembler::write_lines(std::string_view lines, std::string& scratch, By
 
 void LineAssembler::write_unbuffered(std::string_view bytes, std::string& scratch,
                                      ByteWriter& out) {
-    if (label_.empty()) {
+    const std::string& prefix = this->prefix();
+    if (prefix.empty()) {
         out.write(bytes);
         return;
     }
     scratch.clear();
     while (!bytes.empty()) {
         if (at_line_start_)
-            scratch.append(label_);
+            scratch.append(prefix);
         const std::size_t length = first_line_length(bytes);
         scratch.append(bytes.substr(0, length));
         at_line_start_ = bytes[length - 1] == '\n';
         bytes.remove_prefix(length);
     }
     out.write(scratch);
+}
+
+std::string ctime_text(std::time_t when) {
+    std::tm local{};
+    ::localtime_r(&when, &local);
+    char text[64];
+    // ctime's layout in every locale: its names are the C locale's.
+    static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                              "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    std::snprintf(text, sizeof text, "%s %s %2d %02d:%02d:%02d %d", kDays[local.tm_wday % 7],
+                  kMonths[local.tm_mon % 12], local.tm_mday, local.tm_hour, local.tm_min,
+                  local.tm_sec, local.tm_year + 1900);
+    return text;
 }
 
 std::string expand_template(std::string_view pattern, const TemplateValues& values) {

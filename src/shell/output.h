@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
 
@@ -33,8 +34,12 @@ class LineAssembler {
 public:
     static constexpr std::size_t kLongestLine = 64 * 1024;
 
-    // `label` goes before every line ("3: "); empty: none.
-    LineAssembler(std::string label, bool unbuffered);
+    // `label` goes before every line ("3: "); empty: none. With a
+    // `timestamped_stream` ("stdout"), the time and the stream go before the
+    // label, as Open MPI's --timestamp-output writes them:
+    // "Wed Nov 25 21:52:50 2026<stdout>:3: ". The time is the local time at
+    // which the line is passed on, to the second.
+    LineAssembler(std::string label, bool unbuffered, std::string_view timestamped_stream = {});
 
     // `scratch` is any string the caller lends for building labelled writes
     // (one for all streams, so that none keeps a buffer of its own).
@@ -50,8 +55,12 @@ private:
     // kLongestLine bytes of it.
     void keep_tail(std::string_view bytes, std::string& scratch, ByteWriter& out);
     void clear_tail();
+    // What goes before a line passed on now.
+    const std::string& prefix();
 
     std::string label_;
+    std::string stream_tag_;  // "<stdout>:"; empty: no timestamps
+    std::string prefix_;      // the time, stream_tag_ and label_, when timestamped
     bool unbuffered_ = false;
     bool at_line_start_ = true;  // unbuffered: whether the next byte starts a line
     std::string tail_;           // an unterminated line, shorter than kLongestLine
@@ -68,6 +77,10 @@ struct TemplateValues {
 // `pattern` with every {{id}}, {{taskid}} and {{node}} replaced; any other
 // text, braces included, is kept as it is. Tasks whose names come out the
 // same share one file (so a pattern without {{taskid}} gives one file).
+// `when` in the local time zone as ctime(3) writes it, without its newline:
+// "Wed Nov  5 09:02:03 2026".
+std::string ctime_text(std::time_t when);
+
 std::string expand_template(std::string_view pattern, const TemplateValues& values);
 
 // Refuses a {{name}} in `pattern` that is none of those three (a typing

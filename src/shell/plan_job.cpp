@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -157,6 +158,43 @@ std::string output_path(const Jobspec& spec, const std::string& output_template)
     return output_template.empty() ? output_template : jobspec_path(spec, output_template);
 }
 
+// --output-filename DIR[:QUALIFIER,...], as Open MPI 4.1 reads it: the
+// files go under DIR/JOBID, or DIR with `nojobid`; `nocopy` keeps them off
+// the terminal. DIR is taken from attributes.cwd.
+Status add_rank_dir(const Jobspec& spec, const std::string& job_id, Output& output) {
+    const std::string& value = spec.attributes.output_dir;
+    if (value.empty())
+        return {};
+    const std::size_t colon = value.find(':');
+    const std::string dir = value.substr(0, colon);
+    bool with_job_id = true;
+    if (colon != std::string::npos) {
+        std::size_t start = colon + 1;
+        while (start <= value.size()) {
+            const std::size_t comma = std::min(value.find(',', start), value.size());
+            std::string qualifier = value.substr(start, comma - start);
+            std::transform(qualifier.begin(), qualifier.end(), qualifier.begin(),
+                           [](unsigned char c) { return std::tolower(c); });
+            if (qualifier == "nojobid")
+                with_job_id = false;
+            else if (qualifier == "nocopy")
+                output.copy_rank_output = false;
+            else
+                return Error::in(std::string(kDomain),
+                                 "--output-filename: unknown qualifier " + quote(qualifier) +
+                                     " (nojobid, nocopy)",
+                                 value);
+            start = comma + 1;
+        }
+    }
+    if (dir.empty())
+        return Error::in(std::string(kDomain), "--output-filename needs a directory", value);
+    output.rank_dir = jobspec_path(spec, dir);
+    if (with_job_id)
+        output.rank_dir += "/" + job_id;
+    return {};
+}
+
 }  // namespace
 
 Result<LaunchSettings> launch_settings(const Jobspec& spec, const JobMap& map, std::string job_id) {
@@ -185,8 +223,16 @@ Result<LaunchSettings> launch_settings(const Jobspec& spec, const JobMap& map, s
         return status.error();
     if (auto status = check_template(kDomain, "--error", attributes.error); !status)
         return status.error();
-    settings.output = {attributes.label_io, attributes.unbuffered,
-                       output_path(spec, attributes.output), output_path(spec, attributes.error)};
+    settings.output.label = attributes.label_io;
+    settings.output.unbuffered = attributes.unbuffered;
+    settings.output.output_template = output_path(spec, attributes.output);
+    settings.output.error_template = output_path(spec, attributes.error);
+    settings.output.timestamp = attributes.timestamp_output;
+    settings.output.merge_stderr = attributes.merge_stderr;
+    settings.output.rank_digits =
+        static_cast<std::uint32_t>(std::to_string(map.tasks.size()).size());
+    if (auto status = add_rank_dir(spec, settings.job_id, settings.output); !status)
+        return status.error();
     settings.limits = {milliseconds_of(attributes.time_limit),
                        milliseconds_of(attributes.kill_timeout), attributes.kill_on_bad_exit};
     for (const std::string& text : attributes.rlimits)

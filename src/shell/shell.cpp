@@ -196,18 +196,51 @@ pmi::JobInfo pmi_info_of(const Job& job) {
     return info;
 }
 
-// A task's stdout or stderr on its way to a sink.
+// A task's stdout or stderr on its way to a sink, and to a second one when
+// it also goes to an --output-filename file.
 struct TaskStream {
     // Records for the supervisor are never labelled: front ends label what
     // they display.
-    TaskStream(const Destination& to, const std::string& label, bool unbuffered)
-        : lines(to.framed ? std::string() : label, unbuffered), writer(to.writer), sink(to.sink) {}
+    TaskStream(const Destination& to, const Destination& copy, const std::string& label,
+               const Output& output, std::string_view stream)
+        : lines(to.framed ? std::string() : label, output.unbuffered, stamp(output, stream)),
+          writer(to.writer),
+          sink(to.sink) {
+        if (!copy.writer)
+            return;
+        copy_lines.emplace(copy.framed ? std::string() : label, output.unbuffered,
+                           stamp(output, stream));
+        copy_writer = copy.writer;
+        copy_sink = copy.sink;
+    }
+    static std::string_view stamp(const Output& output, std::string_view stream) {
+        return output.timestamp ? stream : std::string_view();
+    }
+    void add(std::string_view bytes, std::string& scratch) {
+        lines.add(bytes, scratch, *writer);
+        if (copy_lines)
+            copy_lines->add(bytes, scratch, *copy_writer);
+    }
+    void finish(std::string& scratch) {
+        lines.finish(scratch, *writer);
+        if (copy_lines)
+            copy_lines->finish(scratch, *copy_writer);
+    }
+    // A sink too full to take more; null: none.
+    Sink* full_sink() const {
+        if (sink->full())
+            return sink;
+        return copy_sink && copy_sink->full() ? copy_sink : nullptr;
+    }
     std::optional<Descriptor> pipe;  // empty once drained and closed
     LineAssembler lines;
-    ByteWriter* writer;      // takes the assembled bytes
-    Sink* sink;              // the queue behind `writer`, whose fullness stops the reads
+    ByteWriter* writer;  // takes the assembled bytes
+    Sink* sink;          // the queue behind `writer`, whose fullness stops the reads
+    std::optional<LineAssembler> copy_lines;
+    ByteWriter* copy_writer = nullptr;
+    Sink* copy_sink = nullptr;
     bool waiting = false;    // for the pipe to be readable
-    bool scheduled = false;  // a read is posted, or waits for room in the sink
+    bool scheduled = false;  // a read is posted, or waits for room in a sink
 };
 
 // The shell's end of a task's PMI socket.
@@ -218,11 +251,12 @@ struct PmiConnection {
 };
 
 struct RunningTask {
-    RunningTask(const Task& task, const Output& output, const Destination& out,
-                const Destination& err)
+    RunningTask(const Task& task, const Output& output, const Sinks& sinks, std::size_t index)
         : task(task),
-          out(out, label_of(task, output), output.unbuffered),
-          err(err, label_of(task, output), output.unbuffered) {}
+          out(sinks.out_of(index), sinks.out_copy_of(index), label_of(task, output), output,
+              "stdout"),
+          err(sinks.err_of(index), sinks.err_copy_of(index), label_of(task, output), output,
+              "stderr") {}
     static std::string label_of(const Task& task, const Output& output) {
         return output.label ? std::to_string(task.rank) + ": " : std::string();
     }
@@ -240,7 +274,7 @@ struct RunningTask {
 struct Plumbing {
     Fd task_in;  // a stdin pipe; empty: the job's /dev/null
     Fd task_out;
-    Fd task_err;
+    Fd task_err;  // empty: stderr merged into task_out
     Fd task_pmi;
     Fd shell_out;
     Fd shell_err;
@@ -276,7 +310,7 @@ private:
 
     // Output.
     void wait_readable(RunningTask& task, TaskStream& stream);
-    void schedule_read(RunningTask& task, TaskStream& stream, bool when_room);
+    void schedule_read(RunningTask& task, TaskStream& stream, Sink* when_room);
     void read_stream(RunningTask& task, TaskStream& stream);
     void drain_after_exit(RunningTask& task, TaskStream& stream);
     void close_stream(TaskStream& stream);
@@ -538,7 +572,8 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
             return false;
         }
         const TaskFds fds{plumbing->task_in ? plumbing->task_in.get() : dev_null.get(),
-                          plumbing->task_out.get(), plumbing->task_err.get(),
+                          plumbing->task_out.get(),
+                          plumbing->task_err ? plumbing->task_err.get() : plumbing->task_out.get(),
                           plumbing->task_pmi.get()};
         const StartResult started = spawner.start(task, paths[i], fds);
         if (started.failed != StartStep::None) {
@@ -548,8 +583,7 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
             kill_job();
             return false;
         }
-        RunningTask& running =
-            tasks_.emplace_back(task, job_.output, sinks_->out_of(i), sinks_->err_of(i));
+        RunningTask& running = tasks_.emplace_back(task, job_.output, *sinks_, i);
         running.pid = started.pid;
         running.stdin_receiver = plumbing->receiver;
         running.live_slot = live_.size();
@@ -562,27 +596,38 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
     return true;
 }
 
+// Merged (--merge-stderr-to-stdout), the task's stderr is its stdout's
+// pipe, as Open MPI makes it: one pipe keeps the order of its writes, which
+// two pipes read in turns would not.
 Result<Plumbing> JobRun::make_plumbing(const Task& task) {
+    const bool merged = job_.output.merge_stderr;
     auto out = make_pipe();
     if (!out)
         return out.error();
-    auto err = make_pipe();
-    if (!err)
-        return err.error();
+    std::optional<Pipe> err;
+    if (!merged) {
+        auto made = make_pipe();
+        if (!made)
+            return made.error();
+        err.emplace(std::move(*made));
+    }
     auto pmi = make_socket_pair();
     if (!pmi)
         return pmi.error();
     Plumbing plumbing;
-    for (auto [from, to] :
-         {std::pair{&out->write, &plumbing.task_out}, std::pair{&err->write, &plumbing.task_err},
-          std::pair{&pmi->write, &plumbing.task_pmi}}) {
+    for (auto [from, to] : {std::pair{&out->write, &plumbing.task_out},
+                            std::pair{err ? &err->write : nullptr, &plumbing.task_err},
+                            std::pair{&pmi->write, &plumbing.task_pmi}}) {
+        if (!from)
+            continue;
         auto moved = at_least(std::move(*from), 4);
         if (!moved)
             return moved.error();
         *to = std::move(*moved);
     }
     plumbing.shell_out = std::move(out->read);
-    plumbing.shell_err = std::move(err->read);
+    if (err)
+        plumbing.shell_err = std::move(err->read);
     plumbing.shell_pmi = std::move(pmi->read);
     if (input_ && receives_input(task)) {
         auto receiver = input_->add_receiver();
@@ -633,14 +678,18 @@ void JobRun::report_start_failure(const Task& task, const StartResult& start) {
 
 void JobRun::watch(RunningTask& task, Plumbing& plumbing) {
     task.out.pipe.emplace(loop_, plumbing.shell_out.release());
-    task.err.pipe.emplace(loop_, plumbing.shell_err.release());
+    if (plumbing.shell_err)
+        task.err.pipe.emplace(loop_, plumbing.shell_err.release());
     task.pmi.socket.emplace(loop_, plumbing.shell_pmi.release());
     // The shell's own ends: reads and writes on them never block.
-    for (Descriptor* end : {&*task.out.pipe, &*task.err.pipe, &*task.pmi.socket})
-        end->non_blocking(true);
-    open_streams_ += 2;
-    wait_readable(task, task.out);
-    wait_readable(task, task.err);
+    for (TaskStream* stream : {&task.out, &task.err}) {
+        if (!stream->pipe)
+            continue;
+        stream->pipe->non_blocking(true);
+        ++open_streams_;
+        wait_readable(task, *stream);
+    }
+    task.pmi.socket->non_blocking(true);
     wait_pmi(task);
 }
 
@@ -654,14 +703,15 @@ void JobRun::wait_readable(RunningTask& task, TaskStream& stream) {
                             });
 }
 
-void JobRun::schedule_read(RunningTask& task, TaskStream& stream, bool when_room) {
+// Reads again on the next turn of the loop, or once `when_room` has room.
+void JobRun::schedule_read(RunningTask& task, TaskStream& stream, Sink* when_room) {
     stream.scheduled = true;
     auto resume = [this, &task, &stream] {
         stream.scheduled = false;
         read_stream(task, stream);
     };
     if (when_room)
-        stream.sink->when_room(std::move(resume));
+        when_room->when_room(std::move(resume));
     else
         asio::post(loop_, std::move(resume));
 }
@@ -672,18 +722,17 @@ void JobRun::schedule_read(RunningTask& task, TaskStream& stream, bool when_room
 // may still hold it open, and the job does not wait for that child.
 void JobRun::read_stream(RunningTask& task, TaskStream& stream) {
     for (int reads = 0; stream.pipe; ++reads) {
-        if (stream.sink->full()) {
-            schedule_read(task, stream, true);
+        if (Sink* full = stream.full_sink()) {
+            schedule_read(task, stream, full);
             return;
         }
         if (reads == kReadsPerTurn) {
-            schedule_read(task, stream, false);
+            schedule_read(task, stream, nullptr);
             return;
         }
         const ssize_t n = ::read(stream.pipe->native_handle(), buffer_.data(), buffer_.size());
         if (n > 0) {
-            stream.lines.add({buffer_.data(), static_cast<std::size_t>(n)}, scratch_,
-                             *stream.writer);
+            stream.add({buffer_.data(), static_cast<std::size_t>(n)}, scratch_);
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && errno == EAGAIN && !task.reaped) {
@@ -707,8 +756,8 @@ void JobRun::drain_after_exit(RunningTask& task, TaskStream& stream) {
 }
 
 void JobRun::close_stream(TaskStream& stream) {
-    stream.lines.finish(scratch_, *stream.writer);  // the last line, even without newline
-    stream.pipe.reset();                            // a pending wait completes as cancelled
+    stream.finish(scratch_);  // the last line, even without newline
+    stream.pipe.reset();      // a pending wait completes as cancelled
     --open_streams_;
     finish_if_done();
 }

@@ -44,6 +44,19 @@ struct Output {
     // stderr too, as flux does.
     std::string output_template;
     std::string error_template;
+    // --timestamp-output: before every line (and its label), the local time
+    // the shell received it and its stream, as Open MPI writes them:
+    // "Wed Nov 25 21:52:50 2026<stdout>:".
+    bool timestamp = false;
+    // --merge-stderr-to-stdout: a task's fd 2 is its fd 1, so that its lines
+    // keep the order it wrote them in wherever its stdout goes.
+    bool merge_stderr = false;
+    // --output-filename: the directory under which each task's output also
+    // goes to rank.N/stdout and rank.N/stderr (N zero-padded to as many
+    // digits as the job's size has), as Open MPI 4.1 writes it; empty: none.
+    std::string rank_dir;
+    std::uint32_t rank_digits = 1;
+    bool copy_rank_output = true;  // false (`:nocopy`): the files only
 };
 
 struct Limits {

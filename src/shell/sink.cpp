@@ -182,8 +182,9 @@ Result<std::unique_ptr<Sinks>> Sinks::open(asio::io_context& loop, const Job& jo
 
     const Output& output = job.output;
     const UmaskScope umask(job.umask);
-    sinks->out_.reserve(job.tasks.size());
-    sinks->err_.reserve(job.tasks.size());
+    const std::size_t tasks = job.tasks.size();
+    for (auto* list : {&sinks->out_, &sinks->err_, &sinks->out_copy_, &sinks->err_copy_})
+        list->reserve(tasks);
     for (const Task& task : job.tasks) {
         const TemplateValues values{job.id, task.rank, job.hostname};
         Destination out = sinks->default_destination(records::Record::Kind::Stdout, task.rank);
@@ -196,16 +197,62 @@ Result<std::unique_ptr<Sinks>> Sinks::open(asio::io_context& loop, const Job& jo
         Destination err = output.output_template.empty()
                               ? sinks->default_destination(records::Record::Kind::Stderr, task.rank)
                               : out;
-        if (!output.error_template.empty()) {
+        if (!output.error_template.empty() && !output.merge_stderr) {
             auto file = sinks->file("--error", expand_template(output.error_template, values));
             if (!file)
                 return file.error();
             err = Destination{*file, *file, false};
         }
+        if (output.merge_stderr)
+            err = out;
+        Destination out_copy;
+        Destination err_copy;
+        if (!output.rank_dir.empty()) {
+            auto dir = sinks->rank_dir(output, task);
+            if (!dir)
+                return dir.error();
+            if (output.copy_rank_output) {
+                out_copy = out;
+                err_copy = err;
+            }
+            auto out_file = sinks->file("--output-filename", *dir + "/stdout");
+            if (!out_file)
+                return out_file.error();
+            out = Destination{*out_file, *out_file, false};
+            err = out;
+            if (!output.merge_stderr) {
+                auto err_file = sinks->file("--output-filename", *dir + "/stderr");
+                if (!err_file)
+                    return err_file.error();
+                err = Destination{*err_file, *err_file, false};
+            }
+        }
         sinks->out_.push_back(out);
         sinks->err_.push_back(err);
+        sinks->out_copy_.push_back(out_copy);
+        sinks->err_copy_.push_back(err_copy);
     }
     return sinks;
+}
+
+Result<std::string> Sinks::rank_dir(const Output& output, const Task& task) {
+    std::string rank = std::to_string(task.rank);
+    if (rank.size() < output.rank_digits)
+        rank.insert(0, output.rank_digits - rank.size(), '0');
+    const std::string dir = output.rank_dir + "/rank." + rank;
+    // Each missing directory from the top down, so that the one named in a
+    // failure is the one that could not be made.
+    for (std::size_t end = dir.find('/', 1);; end = dir.find('/', end + 1)) {
+        const std::string part = dir.substr(0, end);
+        struct stat st;
+        if (::mkdir(part.c_str(), 0755) != 0 &&
+            (errno != EEXIST || ::stat(part.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)))
+            return Error("--output-filename",
+                         "cannot create " + quote(part) + ": " + std::strerror(errno));
+        if (end == std::string::npos)
+            break;
+    }
+    return dir;
 }
 
 void Sinks::open_terminals() {

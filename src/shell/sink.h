@@ -110,12 +110,20 @@ public:
     // Opens the shell's stdout and stderr (one sink when both lead to the
     // same file), or for a supervised job the supervisor's socket instead,
     // and the --output/--error files of `job`, created 0666 less the umask
-    // and truncated. Errors name the option and the file:
-    // `--output: cannot open "x": Permission denied`.
+    // and truncated, with the --output-filename directories (0755 less the
+    // umask) and files. With --merge-stderr-to-stdout a task's stderr has the
+    // destinations of its stdout, and no file of its own. Errors name the
+    // option and the file: `--output: cannot open "x": Permission denied`,
+    // `--output-filename: cannot create "d/1": Permission denied`.
     static Result<std::unique_ptr<Sinks>> open(asio::io_context& loop, const Job& job);
 
     Destination out_of(std::size_t task) const { return out_[task]; }
     Destination err_of(std::size_t task) const { return err_[task]; }
+    // Where a stream's copy goes when it also goes to an --output-filename
+    // file: where it would go without that option. None (a null writer):
+    // no copy.
+    Destination out_copy_of(std::size_t task) const { return out_copy_[task]; }
+    Destination err_copy_of(std::size_t task) const { return err_copy_[task]; }
     // The shell's own stderr, or msg records to the supervisor.
     ByteWriter& messages() { return *messages_; }
     // The supervisor's socket; null when the job is not supervised.
@@ -136,6 +144,8 @@ private:
     Destination default_destination(records::Record::Kind kind, std::uint32_t rank);
     Sink* terminal(int fd);
     Result<Sink*> file(const std::string& option, const std::string& name);
+    // The --output-filename directory of `task`, made with its parents.
+    Result<std::string> rank_dir(const Output& output, const Task& task);
 
     asio::io_context& loop_;
     std::vector<std::unique_ptr<Sink>> owned_;
@@ -148,6 +158,8 @@ private:
     ByteWriter* messages_ = nullptr;
     std::vector<Destination> out_;  // by task index in the job
     std::vector<Destination> err_;
+    std::vector<Destination> out_copy_;
+    std::vector<Destination> err_copy_;
 };
 
 }  // namespace gantry::shell

@@ -63,6 +63,7 @@ TEST(ParseRunCommand, MpmdCommandLine) {
         R"("attributes":{"name":"a","cwd":"","environment":{},"time_limit":600,"kill_timeout":5,)"
         R"("kill_on_bad_exit":false,"urgency":16,"begin_time":0,"dependencies":[],)"
         R"("label_io":true,"output":"","error":"","input":"","unbuffered":false,)"
+        R"("timestamp_output":false,"output_dir":"","merge_stderr":false,)"
         R"("rlimits":["core=0"],"umask":""}})");
     ASSERT_TRUE(run);
     EXPECT_FALSE(run->dry_run);
@@ -95,6 +96,7 @@ TEST(ParseRunCommand, SchedulingOptions) {
         R"({"type":"afterok","id":3},{"type":"afterany","id":4},)"
         R"({"type":"afternotok","id":18446744073709551615}],)"
         R"("label_io":false,"output":"","error":"","input":"","unbuffered":false,)"
+        R"("timestamp_output":false,"output_dir":"","merge_stderr":false,)"
         R"("rlimits":[],"umask":""}})");
     EXPECT_EQ(run->scheduling_options,
               (std::vector<std::string>{"-N", "-c", "--exclusive", "--urgency", "--dependency",
@@ -310,6 +312,32 @@ TEST(ParseRunCommand, OpenMpiAndMpichSpellings) {
     EXPECT_EQ(run->notes, (std::vector<std::string>{
                               "run: --prtemca plm_ssh_agent ignored: gantry is not PRRTE (its "
                               "own options set what PRRTE's parameters do)"}));
+}
+
+// Open MPI's output options: the job's, before its first command.
+TEST(ParseRunCommand, OpenMpiOutputOptions) {
+    const auto run =
+        parse("submit", {"--timestamp-output", "--output-filename=out:nocopy",
+                         "--merge-stderr-to-stdout", "-n", "1", "./a", ":", "-n", "1", "./b"});
+    ASSERT_TRUE(run) << run.error().str();
+    const Jobspec::Attributes& attributes = run->jobspec.attributes;
+    EXPECT_TRUE(attributes.timestamp_output);
+    EXPECT_EQ(attributes.output_dir, "out:nocopy");
+    EXPECT_TRUE(attributes.merge_stderr);
+    const auto defaults = parse("run", {"./a"});
+    ASSERT_TRUE(defaults) << defaults.error().str();
+    EXPECT_FALSE(defaults->jobspec.attributes.timestamp_output);
+    EXPECT_EQ(defaults->jobspec.attributes.output_dir, "");
+    EXPECT_FALSE(defaults->jobspec.attributes.merge_stderr);
+    const auto later = parse("run", {"./a", ":", "--merge-stderr-to-stdout", "./b"});
+    ASSERT_FALSE(later);
+    EXPECT_EQ(later.error().str(),
+              "run: --merge-stderr-to-stdout in app 1's segment: it is the job's; give it "
+              "before the first command");
+    const auto flag = parse("run", {"--timestamp-output=yes", "./a"});
+    ASSERT_FALSE(flag);
+    EXPECT_EQ(flag.error().str(),
+              "run: --timestamp-output takes no value in \"--timestamp-output=yes\"");
 }
 
 // `--` ends a segment's options: what follows is the command, even when it

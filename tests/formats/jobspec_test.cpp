@@ -90,15 +90,17 @@ TEST(Jobspec, MinimalDocumentGetsEveryDefault) {
                        R"("resources":{},"attributes":{}})"),
               spec);
 
-    EXPECT_EQ(spec.encode(),
-              std::string(R"({"version":1,"apps":[{"command":["true"],"ntasks":0,"map_by":"",)"
-                          R"("rank_by":"","bind_to":"","hosts":"","hostfile":"","env":[],)"
-                          R"("cwd":""}],)") +
-                  std::string(kJobDefaults) + "," + std::string(kResourcesDefaults) +
-                  R"(,"attributes":{"name":"","cwd":"","environment":{},"time_limit":0,)"
-                  R"("kill_timeout":5,"kill_on_bad_exit":false,"urgency":16,"begin_time":0,)"
-                  R"("dependencies":[],"label_io":false,"output":"","error":"","input":"",)"
-                  R"("unbuffered":false,"rlimits":[],"umask":""}})");
+    EXPECT_EQ(
+        spec.encode(),
+        std::string(R"({"version":1,"apps":[{"command":["true"],"ntasks":0,"map_by":"",)"
+                    R"("rank_by":"","bind_to":"","hosts":"","hostfile":"","env":[],)"
+                    R"("cwd":""}],)") +
+            std::string(kJobDefaults) + "," + std::string(kResourcesDefaults) +
+            R"(,"attributes":{"name":"","cwd":"","environment":{},"time_limit":0,)"
+            R"("kill_timeout":5,"kill_on_bad_exit":false,"urgency":16,"begin_time":0,)"
+            R"("dependencies":[],"label_io":false,"output":"","error":"","input":"",)"
+            R"("unbuffered":false,"timestamp_output":false,"output_dir":"","merge_stderr":false,)"
+            R"("rlimits":[],"umask":""}})");
     expect_round_trip(spec);
 }
 
@@ -123,6 +125,7 @@ TEST(Jobspec, SmallDocumentEncodesExactly) {
                   R"("PATH":"/bin"},"time_limit":90.5,"kill_timeout":5,"kill_on_bad_exit":false,)"
                   R"("urgency":0,"begin_time":0,"dependencies":[{"type":"afterany","id":12}],)"
                   R"("label_io":false,"output":"","error":"","input":"","unbuffered":false,)"
+                  R"("timestamp_output":false,"output_dir":"","merge_stderr":false,)"
                   R"("rlimits":[],"umask":""}})");
     expect_round_trip(spec);
 }
@@ -150,7 +153,8 @@ constexpr std::string_view kFullDocument = R"({
                  "begin_time": 1700000000.25,
                  "dependencies": [{"type": "afterok", "id": 12}, {"type": "afternotok", "id": 18446744073709551615}],
                  "label_io": true, "output": "out.{{taskid}}", "error": "err", "input": "all",
-                 "unbuffered": true, "rlimits": ["core=0", "nofile=4096,stack=unlimited"],
+                 "unbuffered": true, "timestamp_output": true, "output_dir": "out",
+                 "merge_stderr": true, "rlimits": ["core=0", "nofile=4096,stack=unlimited"],
                  "umask": "022"}
 })";
 
@@ -181,6 +185,9 @@ TEST(Jobspec, FullDocumentRoundTrip) {
     EXPECT_EQ(spec.attributes.rlimits,
               (std::vector<std::string>{"core=0", "nofile=4096,stack=unlimited"}));
     EXPECT_EQ(spec.attributes.umask, "022");
+    EXPECT_TRUE(spec.attributes.timestamp_output);
+    EXPECT_EQ(spec.attributes.output_dir, "out");
+    EXPECT_TRUE(spec.attributes.merge_stderr);
     expect_round_trip(spec);
     EXPECT_EQ(spec.encode(),
               R"({"version":1,"apps":[{"command":["./a","x"],"ntasks":2,"map_by":"core:PE=2",)"
@@ -200,6 +207,7 @@ TEST(Jobspec, FullDocumentRoundTrip) {
               R"("begin_time":1700000000.25,"dependencies":[{"type":"afterok","id":12},)"
               R"({"type":"afternotok","id":18446744073709551615}],"label_io":true,)"
               R"("output":"out.{{taskid}}","error":"err","input":"all","unbuffered":true,)"
+              R"("timestamp_output":true,"output_dir":"out","merge_stderr":true,)"
               R"("rlimits":["core=0","nofile=4096,stack=unlimited"],"umask":"022"}})");
 }
 
@@ -422,7 +430,7 @@ const BadCase kBadCases[] = {
     {JOBSPEC(R"("attributes":{"queue":"batch"})"),
      R"(jobspec: attributes: unknown key "queue" (expected name, cwd, environment, time_limit, )"
      R"(kill_timeout, kill_on_bad_exit, urgency, begin_time, dependencies, label_io, output, )"
-     R"(error, input, unbuffered, rlimits, umask))"},
+     R"(error, input, unbuffered, timestamp_output, output_dir, merge_stderr, rlimits, umask))"},
     {JOBSPEC(R"("attributes":{"name":1})"), "jobspec: attributes.name: expected a string, got 1"},
     {JOBSPEC(R"("attributes":{"cwd":null})"),
      "jobspec: attributes.cwd: expected a string, got null"},
@@ -488,6 +496,14 @@ const BadCase kBadCases[] = {
     {JOBSPEC(R"("attributes":{"input":0})"), "jobspec: attributes.input: expected a string, got 0"},
     {JOBSPEC(R"("attributes":{"unbuffered":[]})"),
      "jobspec: attributes.unbuffered: expected a boolean, got array"},
+    {JOBSPEC(R"("attributes":{"timestamp_output":1})"),
+     "jobspec: attributes.timestamp_output: expected a boolean, got 1"},
+    {JOBSPEC(R"("attributes":{"output_dir":["out"]})"),
+     "jobspec: attributes.output_dir: expected a string, got array"},
+    {JOBSPEC(R"("attributes":{"output_dir":null})"),
+     "jobspec: attributes.output_dir: expected a string, got null"},
+    {JOBSPEC(R"("attributes":{"merge_stderr":"yes"})"),
+     "jobspec: attributes.merge_stderr: expected a boolean, got string"},
     {JOBSPEC(R"("attributes":{"rlimits":"core=0"})"),
      "jobspec: attributes.rlimits: expected an array of strings, got string"},
     {JOBSPEC(R"("attributes":{"rlimits":[0]})"),

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,50 @@ TEST(LineAssembler, LongUnterminatedLineIsPassedOnInPieces) {
     EXPECT_TRUE(assemble(reads) == (Writes_{all.substr(0, kLongest), all.substr(kLongest) + "\n"}));
     // A line that ends within the read is passed on whole, however long.
     EXPECT_TRUE(assemble({"a", piece + "\n"}) == (Writes_{"a" + piece + "\n"}));
+}
+
+// ctime(3)'s layout, whatever the locale: the day padded with a space.
+TEST(Timestamp, CtimeText) {
+    std::time_t when = 1767603723;  // 2026-01-05 09:02:03 UTC
+    std::string expected = std::ctime(&when);
+    expected.pop_back();
+    EXPECT_EQ(ctime_text(when), expected);
+    const char* tz = std::getenv("TZ");
+    const std::string saved = tz ? tz : "";
+    ::setenv("TZ", "UTC", 1);
+    ::tzset();
+    EXPECT_EQ(ctime_text(when), "Mon Jan  5 09:02:03 2026");
+    EXPECT_EQ(ctime_text(when + 86400 * 20 + 3600 * 14), "Sun Jan 25 23:02:03 2026");
+    if (tz)
+        ::setenv("TZ", saved.c_str(), 1);
+    else
+        ::unsetenv("TZ");
+    ::tzset();
+}
+
+// The stamp, its stream, then the label, before every line and at every
+// line start when unbuffered.
+TEST(LineAssembler, TimestampedLines) {
+    for (const bool unbuffered : {false, true}) {
+        LineAssembler lines("3: ", unbuffered, "stderr");
+        Writes out;
+        std::string scratch;
+        const std::time_t before = std::time(nullptr);
+        lines.add("a\nb\n", scratch, out);
+        lines.finish(scratch, out);
+        const std::time_t after = std::time(nullptr);
+        ASSERT_EQ(out.writes.size(), 1u);
+        const std::string& text = out.writes[0];
+        const std::string stamp = text.substr(0, 24);
+        EXPECT_TRUE(stamp == ctime_text(before) || stamp == ctime_text(after)) << text;
+        EXPECT_EQ(text, stamp + "<stderr>:3: a\n" + stamp + "<stderr>:3: b\n");
+    }
+    LineAssembler unlabelled("", false, "stdout");
+    Writes out;
+    std::string scratch;
+    unlabelled.add("x\n", scratch, out);
+    ASSERT_EQ(out.writes.size(), 1u);
+    EXPECT_EQ(out.writes[0].substr(24), "<stdout>:x\n");
 }
 
 TEST(OutputTemplate, Expands) {
