@@ -14,7 +14,10 @@
 # line, each line indented by two spaces. In markdown, the comment
 #     <!-- example: not run: REASON -->
 # on the line before a block (blank lines between allowed) marks every
-# example of the block as not run, for REASON.
+# example of the block as not run, for REASON, and
+#     <!-- example: setup: CMD -->
+# runs CMD (hidden from the reader, its output discarded, its exit status 0)
+# where it stands: to make the state the next examples show (jobs that run).
 #
 # For each example the script calls
 #     __example NAME:LINE EXIT EXPECTED_FILE|-
@@ -131,6 +134,14 @@ in_fence {
     in_block = 1
     skip_reason = pending_skip
     pending_skip = ""
+    next
+}
+
+/^<!-- example: setup: .* -->[ \t]*$/ {
+    setup = $0
+    sub(/^<!-- example: setup: /, "", setup)
+    sub(/ -->[ \t]*$/, "", setup)
+    print "__setup " shell_quote(name ":" NR) " " shell_quote(setup)
     next
 }
 
