@@ -2,12 +2,15 @@
 # extract_examples.awk writes it; examples_test.sh runs it). Their names start
 # with __ so that the examples' own variables do not meet them.
 
+# $? stays the previous example's exit status, as in a terminal.
 __example() {
+    local status=$?
     __where=$1
     __exit=$2
     __expected=$3
     __count=$((${__count:-0} + 1))
     __out=$__out_dir/$__count
+    return "$status"
 }
 
 __skip() {
@@ -79,7 +82,7 @@ __check() {
     fi
     if [[ -z $problem ]]; then
         echo "ok $__where" >>"$__results"
-        return
+        return "$status"
     fi
     {
         echo "FAIL $__where: $problem"
@@ -90,6 +93,7 @@ __check() {
         echo "  --- gantry printed"
         sed 's/^/  | /' "$__out"
     } >>"$__results"
+    return "$status"
 }
 
 __setup() {
