@@ -17,7 +17,11 @@
 # example of the block as not run, for REASON, and
 #     <!-- example: setup: CMD -->
 # runs CMD (hidden from the reader, its output discarded, its exit status 0)
-# where it stands: to make the state the next examples show (jobs that run).
+# where it stands: to make the state the next examples show (jobs that run),
+# and
+#     <!-- example: file: NAME -->
+# before a block makes the block (all of it) the content of the executable
+# file NAME in the examples' directory, for the examples after it.
 #
 # For each example the script calls
 #     __example NAME:LINE EXIT EXPECTED_FILE|-
@@ -93,6 +97,17 @@ function block_line(text) {
     }
 }
 
+# The end of a block that is a file's content.
+function end_file(    path) {
+    sub(/\n+$/, "\n", file_text)
+    path = expected_dir "/file." NR
+    printf "%s", file_text > path
+    close(path)
+    print "cp " shell_quote(path) " " shell_quote(file_name) " && chmod +x " shell_quote(file_name)
+    file_name = ""
+    file_text = ""
+}
+
 BEGIN {
     count = 0
     in_block = 0
@@ -137,6 +152,13 @@ in_fence {
     next
 }
 
+/^<!-- example: file: .* -->[ \t]*$/ {
+    pending_file = $0
+    sub(/^<!-- example: file: /, "", pending_file)
+    sub(/ -->[ \t]*$/, "", pending_file)
+    next
+}
+
 /^<!-- example: setup: .* -->[ \t]*$/ {
     setup = $0
     sub(/^<!-- example: setup: /, "", setup)
@@ -149,6 +171,22 @@ in_fence {
     pending_skip = $0
     sub(/^<!-- example: not run: /, "", pending_skip)
     sub(/ -->[ \t]*$/, "", pending_skip)
+    next
+}
+
+file_name != "" && /^(    |[ \t]*$)/ {
+    file_text = file_text substr($0, 5) "\n"
+    next
+}
+
+file_name != "" {
+    end_file()
+}
+
+pending_file != "" && /^    / {
+    file_name = pending_file
+    pending_file = ""
+    file_text = substr($0, 5) "\n"
     next
 }
 
@@ -177,5 +215,7 @@ in_fence {
 }
 
 END {
+    if (file_name != "")
+        end_file()
     end_block()
 }
