@@ -38,14 +38,6 @@ function flush_example(    exit_code, last, n) {
     if (command == "")
         return
     n = ++count
-    if (skip_reason == "" && format == "help" && expected ~ /^\([^\n]*\)\n$/) {
-        # In --help, a line in parentheses in place of the output says what
-        # the example does where it cannot be shown: it is not run.
-        skip_reason = expected
-        sub(/^\(/, "", skip_reason)
-        sub(/\)\n$/, "", skip_reason)
-        skip_once = 1
-    }
     if (skip_reason != "") {
         print "__skip " shell_quote(name ":" command_line) " " shell_quote(skip_reason)
     } else {
@@ -71,9 +63,6 @@ function flush_example(    exit_code, last, n) {
     command = ""
     expected = ""
     continued = 0
-    if (skip_once)
-        skip_reason = ""
-    skip_once = 0
 }
 
 function end_block() {
