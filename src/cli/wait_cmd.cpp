@@ -16,13 +16,13 @@ constexpr std::string_view kExamples = R"(Examples:
   $ id=$(gantry submit sh -c 'exit 3')
   $ gantry wait $id; echo $?
   3
-  $ gantry submit -n 2 sleep 2
+  $ gantry submit -n 2 sleep 5
   2
   $ gantry submit hostname
   3
   $ gantry cancel 3; gantry wait 3           # exit 1
   gantry: job 3: exception: cancel: canceled by <uid>
-  $ gantry submit sh -c 'exit 2'
+  $ gantry submit --begin-time +3s sh -c 'exit 2'
   4
   $ gantry wait --all                        # exit 1
   gantry: job 4: exit code 2
