@@ -42,7 +42,7 @@ Examples:
   0
   $ gantry job map $id -n 1 ./client && gantry job exec $id
   1
-  $ gantry job terminate $id
+  $ gantry job terminate $id                  # exit 143: the server's SIGTERM
 
 Each exec is a parallel program of its own (its tasks share one PMI
 job), started on the program's resources that earlier execs' running tasks

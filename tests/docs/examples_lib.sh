@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154 # __results, __host... come from examples_test.sh
 # The functions a document's examples script calls (tests/docs/
 # extract_examples.awk writes it; examples_test.sh runs it). Their names start
 # with __ so that the examples' own variables do not meet them.

@@ -14,6 +14,8 @@
 # (also as build/gantry) and GANTRY_URI naming a fresh instance; everything is
 # removed at the end, also on failure.
 set -u
+# Each document runs as a process group of its own, to be ended as one.
+set -m
 
 if (($# < 2)); then
     echo "usage: $0 GANTRY SOURCE_DIR [DOCUMENT...]" >&2
@@ -30,9 +32,13 @@ scratch=$(mktemp -d /tmp/gantry-examples.XXXXXX) || exit 1
 # Ends every instance still running under the scratch directory (the test's
 # and those the examples start), then removes it.
 cleanup() {
-    local socket
-    # The documents still running (interrupted), then their instances.
-    kill $(jobs -p) 2>/dev/null
+    local socket running pid
+    # The documents still running (interrupted), each a process group of
+    # its own (set -m), then their instances.
+    mapfile -t running < <(jobs -p)
+    for pid in "${running[@]}" $(cat "$scratch"/*/examples.pid 2>/dev/null); do
+        kill -- "-$pid" 2>/dev/null
+    done
     wait
     while IFS= read -r socket; do
         env -u GANTRY_URI "$gantry" shutdown --force --uri "unix://$socket" >/dev/null 2>&1
@@ -97,13 +103,13 @@ if ((${#documents[@]} == 0)); then
 fi
 
 # The programs examples run, in each document's directory: they print
-# nothing and exit 0 (./fail exits 1).
+# nothing and exit 0, but ./server, which runs until it is killed.
 make_fixtures() {
     local dir=$1 program
-    for program in a b app solver monitor mpi_app postprocess server client workflow.sh steps.sh; do
+    for program in a b app solver monitor mpi_app postprocess client workflow.sh steps.sh; do
         printf '#!/bin/sh\nexit 0\n' >"$dir/$program"
     done
-    printf '#!/bin/sh\nexit 1\n' >"$dir/fail"
+    printf '#!/bin/sh\nexec sleep 600\n' >"$dir/server"
     # A machine of 2 packages of 22 cores, for `R encode --xml machine.xml`.
     lstopo --input "package:2 core:22 pu:2" --of xml "$dir/machine.xml" 2>/dev/null
     chmod +x "$dir"/*
@@ -157,14 +163,23 @@ run_document() {
     fi
     (
         cd "$dir" || exit 1
-        export HOME=$dir/home TMPDIR=$dir/tmp PATH=$(dirname "$gantry"):$PATH
+        PATH=$(dirname "$gantry"):$PATH
+        export HOME=$dir/home TMPDIR=$dir/tmp PATH
         unset GANTRY_URI
         [[ -n $uri ]] && export GANTRY_URI=$uri
-        export __results=$results __host=$host __user=$user __uid=$(id -u) __cores=$cores __here=$here
+        __uid=$(id -u)
+        export __results=$results __host=$host __user=$user __uid __cores=$cores __here=$here
         export __out_dir=$dir/out
         start=$EPOCHREALTIME
-        timeout 30 bash --norc -c 'source "$__here/examples_lib.sh"; source ./examples.sh'
-        (($? == 124)) && echo "FAIL $document: the examples did not end within 30 s" >>"$results"
+        # timeout runs the examples as a process group of its own: its pid
+        # is that group's, for cleanup to end.
+        # shellcheck disable=SC2016 # expanded by that shell
+        timeout 30 bash --norc -c 'source "$__here/examples_lib.sh"; source ./examples.sh' &
+        echo $! >"$dir/examples.pid"
+        wait $!
+        status=$?
+        rm "$dir/examples.pid"
+        ((status == 124)) && echo "FAIL $document: the examples did not end within 30 s" >>"$results"
         echo "time $document: $(awk -v a="$start" -v b="$EPOCHREALTIME" "BEGIN { printf \"%.1f\", b - a }") s" >>"$results"
     )
     [[ -n $uri ]] && env -u GANTRY_URI "$gantry" shutdown --force --uri "$uri" >/dev/null 2>&1
@@ -190,7 +205,8 @@ ran=$(grep -c '^ok \|^FAIL .*:[0-9]*: ' "$results")
 passed=$(grep -c '^ok ' "$results")
 failed=$(grep -c '^FAIL ' "$results")
 skipped=$(grep -c '^skip ' "$results")
-echo "slowest documents:" $(grep '^time ' "$results" | sort -t: -k2 -n -r | head -3 | sed 's/^time //; s/ s$/ s;/')
+echo "slowest documents: $(grep '^time ' "$results" | sort -t: -k2 -n -r | head -3 |
+    sed 's/^time //; s/ s$/ s;/' | paste -sd' ')"
 if ((skipped > 0)); then
     echo "not run ($skipped):"
     grep '^skip ' "$results" | sed 's/^skip /  /'

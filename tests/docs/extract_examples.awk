@@ -27,7 +27,8 @@
 #     __example NAME:LINE EXIT EXPECTED_FILE|-
 # then runs CMD in the shell's own context (variables, cd and exports carry
 # over to the next example of the document) with its output in "$__out", then
-# calls `__check $?`. EXIT is the N of a trailing `# exit N` comment, else 0.
+# calls `__check $?`. EXIT is the N of a trailing comment `# exit N` (which
+# may go on: `# exit 1: not running`), else 0.
 
 function shell_quote(s) {
     gsub(/'/, "'\\''", s)
@@ -44,10 +45,10 @@ function flush_example(    exit_code, last, n) {
         exit_code = 0
         last = command
         sub(/.*\n/, "", last)
-        if (match(last, /#[ \t]*exit [0-9]+[ \t]*$/)) {
+        if (match(last, /#[ \t]*exit [0-9]+([:;,. ].*)?$/)) {
             exit_code = substr(last, RSTART, RLENGTH)
             sub(/#[ \t]*exit /, "", exit_code)
-            sub(/[ \t]*$/, "", exit_code)
+            sub(/[^0-9].*$/, "", exit_code)
         }
         file = "-"
         if (expected != "") {
