@@ -12,7 +12,9 @@
 # Each document runs in a fresh directory of its own with the example
 # programs (./a, ./solver, ...), HOME and TMPDIR there, gantry first in PATH
 # (also as build/gantry) and GANTRY_URI naming a fresh instance; everything is
-# removed at the end, also on failure.
+# removed at the end, also on failure. GANTRY_EXAMPLES_MPI_PROBE names the
+# MPI program the examples run as ./mpi_probe (default: tests/mpi_probe
+# beside GANTRY).
 set -u
 # Each document runs as a process group of its own, to be ended as one.
 set -m
@@ -25,6 +27,7 @@ gantry=$(realpath "$1")
 source_dir=$(realpath "$2")
 shift 2
 here=$source_dir/tests/docs
+mpi_probe=${GANTRY_EXAMPLES_MPI_PROBE:-$(dirname "$gantry")/tests/mpi_probe}
 
 # Under /tmp, as the examples show the instances' temporary state directories.
 scratch=$(mktemp -d /tmp/gantry-examples.XXXXXX) || exit 1
@@ -110,6 +113,8 @@ make_fixtures() {
         printf '#!/bin/sh\nexit 0\n' >"$dir/$program"
     done
     printf '#!/bin/sh\nexec sleep 600\n' >"$dir/server"
+    # An MPICH program: tests/cli/programs/mpi_probe.cpp.
+    ln -s "$mpi_probe" "$dir/mpi_probe"
     # A machine of 2 packages of 22 cores, for `R encode --xml machine.xml`.
     lstopo --input "package:2 core:22 pu:2" --of xml "$dir/machine.xml" 2>/dev/null
     chmod +x "$dir"/*
