@@ -155,6 +155,10 @@ run_document() {
             { print }' "$dir/examples.sh" >"$dir/examples.sh.new" && mv "$dir/examples.sh.new" "$dir/examples.sh"
     done
     grep -q '^__example\|^__skip' "$dir/examples.sh" || return
+    if ! bash -n "$dir/examples.sh" 2>"$dir/syntax"; then
+        echo "FAIL $document: its examples are not a valid shell script: $(head -1 "$dir/syntax")" >>"$results"
+        return
+    fi
 
     # The commands that talk to an instance get one in their --help; a
     # markdown document asks for one with <!-- example: instance -->.
