@@ -11,8 +11,8 @@
 #
 # Each document runs in a fresh directory of its own with the example
 # programs (./a, ./solver, ...), HOME and TMPDIR there, gantry first in PATH
-# (also as build/gantry) and GANTRY_URI naming a fresh instance; everything is
-# removed at the end, also on failure. GANTRY_EXAMPLES_MPI_PROBE names the
+# (also as build/gantry) and, when it needs one, GANTRY_URI naming a fresh
+# instance; everything is removed at the end, also on failure. GANTRY_EXAMPLES_MPI_PROBE names the
 # MPI program the examples run as ./mpi_probe (default: tests/mpi_probe
 # beside GANTRY).
 set -u
@@ -153,6 +153,8 @@ run_document() {
             $1 == "__example" && $2 == "'\''" where "'\''" { skipping = 1; print "__skip \"" where "\" \"" reason "\""; next }
             skipping { if ($0 == "__check $?") skipping = 0; next }
             { print }' "$dir/examples.sh" >"$dir/examples.sh.new" && mv "$dir/examples.sh.new" "$dir/examples.sh"
+        grep -qF "__skip \"$where\"" "$dir/examples.sh" ||
+            echo "FAIL help_not_run: $where names no example (the text moved?)" >>"$results"
     done
     grep -q '^__example\|^__skip' "$dir/examples.sh" || return
     if ! bash -n "$dir/examples.sh" 2>"$dir/syntax"; then
