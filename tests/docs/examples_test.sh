@@ -27,7 +27,7 @@ gantry=$(realpath "$1")
 source_dir=$(realpath "$2")
 shift 2
 here=$source_dir/tests/docs
-mpi_probe=${GANTRY_EXAMPLES_MPI_PROBE:-$(dirname "$gantry")/tests/mpi_probe}
+mpi_probe=$(realpath "${GANTRY_EXAMPLES_MPI_PROBE:-$(dirname "$gantry")/tests/mpi_probe}")
 
 # Under /tmp, as the examples show the instances' temporary state directories.
 scratch=$(mktemp -d /tmp/gantry-examples.XXXXXX) || exit 1
@@ -117,7 +117,7 @@ make_fixtures() {
     ln -s "$mpi_probe" "$dir/mpi_probe"
     # A machine of 2 packages of 22 cores, for `R encode --xml machine.xml`.
     lstopo --input "package:2 core:22 pu:2" --of xml "$dir/machine.xml" 2>/dev/null
-    chmod +x "$dir"/*
+    chmod +x "$dir"/{a,b,app,solver,monitor,mpi_app,postprocess,client,workflow.sh,steps.sh,server}
     mkdir -p "$dir/build" "$dir/home" "$dir/tmp"
     ln -s "$gantry" "$dir/build/gantry"
 }
@@ -185,12 +185,12 @@ run_document() {
         # timeout runs the examples as a process group of its own: its pid
         # is that group's, for cleanup to end.
         # shellcheck disable=SC2016 # expanded by that shell
-        timeout 30 bash --norc -c 'source "$__here/examples_lib.sh"; source ./examples.sh' &
+        timeout 60 bash --norc -c 'source "$__here/examples_lib.sh"; source ./examples.sh' &
         echo $! >"$dir/examples.pid"
         wait $!
         status=$?
         rm "$dir/examples.pid"
-        ((status == 124)) && echo "FAIL $document: the examples did not end within 30 s" >>"$results"
+        ((status == 124)) && echo "FAIL $document: the examples did not end within 60 s" >>"$results"
         echo "time $document: $(awk -v a="$start" -v b="$EPOCHREALTIME" "BEGIN { printf \"%.1f\", b - a }") s" >>"$results"
     )
     [[ -n $uri ]] && env -u GANTRY_URI "$gantry" shutdown --force --uri "$uri" >/dev/null 2>&1
