@@ -31,14 +31,13 @@ namespace gantry::cli {
 namespace {
 
 constexpr std::string_view kAllocExamples = R"(Examples:
-  $ gantry alloc -n 4 sh -c 'gantry instance info | grep cores; gantry run -n 4 hostname'
-  cores      4
-  vm
-  vm
-  vm
-  vm
-  $ gantry alloc -n 2 -c 2 ./workflow.sh       (4 cores: 2 slots of 2)
-  $ gantry alloc -n 2                          (an interactive shell; exit ends it)
+  $ gantry alloc -n 2 sh -c 'gantry instance info | grep cores; gantry run -n 2 hostname'
+  cores      2
+  <host>
+  <host>
+  $ gantry alloc -n 1 -c 2 ./workflow.sh       # 2 cores: 1 slot of 2
+  $ gantry alloc -n 2
+  (an interactive shell; exit ends it)
 
 The child instance's inventory is exactly the allocated R, its ranks and
 cores numbered from 0; inside it GANTRY_URI names the child, so gantry
@@ -55,9 +54,9 @@ never fit) or fails; 128+N when signal N canceled it while pending; 69 when
 the instance shut down before it ended; 2 on bad options.)";
 
 constexpr std::string_view kBatchExamples = R"(Examples:
-  $ gantry batch -n 4 ./steps.sh
-  12
-  $ gantry wait 12; gantry attach 12      (the script's output, kept by the parent)
+  $ gantry batch -n 2 ./steps.sh
+  1
+  $ gantry wait 1; gantry attach 1             # the script's output, kept by the parent
 
 Like alloc, but returns at once with the job's id: SCRIPT runs as the child
 instance's initial program when the scheduler finds the resources, and its

@@ -29,17 +29,18 @@ namespace gantry::cli {
 namespace {
 
 constexpr std::string_view kExamples = R"(Examples:
-  $ id=$(gantry submit -n 2 sh -c 'echo "rank $GANTRY_TASK_RANK"; exit 3')
-  $ gantry attach $id
-  rank 0
-  rank 1
-  $ echo $?
+  $ id=$(gantry submit sh -c 'echo hello; exit 3')
+  $ gantry attach $id; echo $?
+  hello
+  gantry: task 0 (<host>) exited with exit code 3
   3
-  $ gantry attach --label-io $id
-  0: rank 0
-  1: rank 1
-  $ gantry attach 9
-  gantry: job 9: exception: cancel: canceled by 1000
+  $ gantry attach --label-io $id             # exit 3
+  0: hello
+  gantry: task 0 (<host>) exited with exit code 3
+  $ gantry submit --urgency hold true
+  2
+  $ gantry cancel 2; gantry attach 2         # exit 1
+  gantry: job 2: exception: cancel: canceled by <uid>
 
 Prints the job's output from its start, then as it comes, until the job
 ends; attaching again later prints it all again. Stdin goes to the job once

@@ -19,19 +19,22 @@ namespace {
 
 constexpr std::string_view kInstanceExamples = R"(Examples:
   $ gantry start sh -c 'gantry instance info'
-  uri        unix:///tmp/gantry-Xq3lZ0/socket
-  owner      alice (uid 1000)
-  pid        41870
-  state-dir  /tmp/gantry-Xq3lZ0
+  uri        unix:///tmp/gantry-.../socket
+  owner      <user> (uid <uid>)
+  pid        <pid>
+  state-dir  /tmp/gantry-...
   size       1
-  cores      8
+  cores      <cores>
   gpus       0
   uptime     0s
   jobs       0 pending, 0 running, 0 inactive
-  $ gantry instance info --uri unix:///home/alice/.gantry/main/socket --json
-  {"cores":8,"gpus":0,"jobs":{"inactive":0,"pending":0,"running":0},...}
+  $ uri=$(gantry start --daemon --state-dir ~/.gantry/main)
+  $ gantry instance info --uri "$uri" --json
+  {"cores":<cores>,"gpus":0,"jobs":{"inactive":0,"pending":0,"running":0},...}
+  $ gantry shutdown --uri "$uri"
 
-The instance is the one of GANTRY_URI (set inside an instance), else --uri.
+The instance is the one of --uri, else of GANTRY_URI (set inside an
+instance).
 
 Exit status: 0 on success; 1 when the instance cannot be reached or refuses;
 2 on bad options, or when there is no GANTRY_URI and no --uri.)";
@@ -39,10 +42,10 @@ Exit status: 0 on success; 1 when the instance cannot be reached or refuses;
 constexpr std::string_view kShutdownExamples = R"(Examples:
   $ uri=$(gantry start --daemon)
   $ gantry shutdown --uri "$uri"
-  $ gantry start sh -c 'gantry shutdown'
-  gantry: instance.shutdown: the initial program is running (pid 41873); --force sends it SIGTERM and the instance ends with it
+  $ gantry start sh -c 'gantry shutdown'     # exit 1
+  gantry: instance.shutdown: the initial program is running (pid <pid>); --force sends it SIGTERM and the instance ends with it
 
-Ends the instance of GANTRY_URI (set inside an instance), else of --uri, and
+Ends the instance of --uri, else of GANTRY_URI (set inside an instance), and
 returns once it has ended: its socket, and a temporary state directory, are
 gone. An instance with an initial program ends with that program: --force
 sends the program's process group SIGTERM.

@@ -37,12 +37,12 @@ RFC 8's program methods, for a program built step by step:
 Examples:
   $ id=$(gantry job new --name steps)
   $ gantry R encode --local | gantry job grow $id -
-  $ gantry job map $id -n 2 ./server
+  $ gantry job map $id -n 1 ./server
   $ gantry job exec $id
-  0-1
+  0
   $ gantry job map $id -n 1 ./client && gantry job exec $id
-  2
-  $ gantry job terminate $id
+  1
+  $ gantry job terminate $id                  # exit 143: the server's SIGTERM
 
 Each exec is a parallel program of its own (its tasks share one PMI
 job), started on the program's resources that earlier execs' running tasks

@@ -29,15 +29,15 @@ namespace {
 
 constexpr std::string_view kJobsExamples = R"(Examples:
   $ gantry jobs
-  JOBID USER     NAME       ST NTASKS     TIME
-      4 alice    solver      S      8   12.31s
-      3 alice    sleep       R      1   1.234m
+  JOBID USER     NAME       ST NTASKS     TIME EXIT
+      4 <user>   solver      S      2   <time>
+      3 <user>   sleep       R      1   <time>
   $ gantry jobs -a
   JOBID USER     NAME       ST NTASKS     TIME EXIT
-      4 alice    solver      S      8   12.31s
-      3 alice    sleep       R      1   1.234m
-      2 alice    hostname   CD      4   0.152s    0
-      1 alice    false       F      1   0.087s    1
+      4 <user>   solver      S      2   <time>
+      3 <user>   sleep       R      1   <time>
+      2 <user>   hostname   CD      2   <time>    0
+      1 <user>   false       F      1   <time>    1
   $ gantry jobs --state=run,sched --name solver
   $ gantry jobs -a --json | jq .exit_code
 
@@ -62,24 +62,24 @@ constexpr std::string_view kInfoExamples = R"(Examples:
   $ gantry info 2
   id         2
   name       hostname
-  user       alice (uid 1000)
+  user       <user> (uid <uid>)
   state      INACTIVE
   result     completed
   exit-code  0
   urgency    16
-  ntasks     4
-  submitted  2025-03-04T10:11:12.345678Z
-  command    -n 4 hostname
-  R          rank0/core[0-3]
-  taskmap    [[0,1,4,1]]
+  ntasks     2
+  submitted  <time>
+  command    -n 2 hostname
+  R          rank0/core[0-1]
+  taskmap    [[0,1,2,1]]
   tasks
-    0-3      exited with exit code 0
+    0-1     exited with exit code 0
   eventlog
-    0.000000 submit urgency=16 userid=1000
-    0.001204 depend
+    0.000000 submit urgency=16 userid=<uid>
+    <time> depend
     ...
   jobspec
-    {"version":1,"apps":[...],...}
+    {"apps":[...],...,"version":1}
   $ gantry info 2 --json | jq .R
 
 Exit status: 0 on success; 1 when the instance cannot be reached or
@@ -89,15 +89,15 @@ id.)";
 
 constexpr std::string_view kEventlogExamples = R"(Examples:
   $ gantry eventlog 2
-  0.000000 submit urgency=16 userid=1000
-  0.001204 depend
-  0.001377 alloc
-  0.004512 start
-  0.152031 finish status=0
-  0.152310 release final=true ranks="all"
-  0.152398 clean
-  $ gantry eventlog --follow --time-format=iso 3
-  2025-03-04T10:11:12.345678Z submit urgency=16 userid=1000
+  0.000000 submit urgency=16 userid=<uid>
+  <time> depend
+  <time> alloc
+  <time> start
+  <time> finish status=0
+  <time> release final=true ranks="all"
+  <time> clean
+  $ gantry eventlog --follow --time-format=iso 2
+  <time> submit urgency=16 userid=<uid>
   ...
   $ gantry eventlog --json 2 | jq -r .name
 

@@ -23,13 +23,13 @@ namespace gantry::cli {
 namespace {
 
 constexpr std::string_view kKillExamples = R"(Examples:
-  $ gantry kill 7
-  $ gantry kill -s USR1 7 8
-  $ gantry kill --signal=SIGKILL 7
-  $ gantry kill -s 2 7
-  $ gantry kill -9 7                    (and -KILL, -USR1: as kill(1))
-  $ gantry kill 3
+  $ gantry kill 1
+  $ gantry kill -s USR1 1 2
+  $ gantry kill -s 2 1
+  $ gantry kill 3                       # exit 1
   gantry: job 3: is not running (SCHED)
+  $ gantry kill --signal=SIGKILL 1
+  $ gantry kill -9 2                    # and -KILL, -USR1: as kill(1)
 
 Sends a signal (by name, with or without SIG, or by number; TERM by
 default) to every task of each running job. Each id is tried; those that
@@ -40,8 +40,8 @@ running, no such job) or the instance cannot be reached; 2 on bad options,
 a bad signal or a bad job id.)";
 
 constexpr std::string_view kCancelExamples = R"(Examples:
-  $ gantry cancel 7
-  $ gantry cancel 7 8 9
+  $ gantry cancel 1
+  $ gantry cancel 2 3 4
 
 A pending job is removed from the queue and never runs; a running job's
 tasks get SIGTERM, then SIGKILL after its kill timeout (--kill-timeout,
@@ -53,9 +53,9 @@ already, no such job) or the instance cannot be reached; 2 on bad options
 or a bad job id.)";
 
 constexpr std::string_view kPurgeExamples = R"(Examples:
-  $ gantry purge
-  purged 12 inactive jobs
   $ gantry purge 3 4
+  purged 2 inactive jobs
+  $ gantry purge
   purged 2 inactive jobs
 
 Removes inactive jobs from the instance's records: their summary,
@@ -67,9 +67,9 @@ active, no such job) or the instance cannot be reached; 2 on bad options or
 a bad job id.)";
 
 constexpr std::string_view kUrgencyExamples = R"(Examples:
-  $ gantry urgency 7 31
-  $ gantry urgency 7 hold
-  $ gantry urgency 7 default
+  $ gantry urgency 2 31
+  $ gantry urgency 2 hold
+  $ gantry urgency 2 default
 
 Sets a pending job's urgency: 0 (hold: never scheduled until raised) to 31
 (expedite: before any other), 16 by default. Among pending jobs, the more

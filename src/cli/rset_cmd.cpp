@@ -33,7 +33,7 @@ constexpr std::string_view kExamples = R"(Examples:
   $ gantry R encode -r 0-3 -H foo[0-3] | gantry R rerank 'foo[3,2,1,0]' | gantry R decode --nodelist
   foo[3,2,1,0]
   $ gantry R encode --local | gantry R decode --count core
-  8
+  <cores>
 
 R documents are read from stdin (one or more, concatenated) or from the files
 given as arguments. Run `gantry R SUBCOMMAND --help` for each subcommand.
@@ -402,7 +402,7 @@ void define_encode(CLI::App& app, EncodeOptions& options) {
   $ gantry R encode -H foo[0-1] -g 0 -c 0-1 -p xx:0 -p all | gantry R decode -c node -p xx
   1
   $ gantry R encode --xml machine.xml --hosts foo | gantry R decode --short
-  rank0/core[0-43],gpu[0-3]
+  rank0/core[0-43]
 
 Without --ranks, there is one rank per host of --hosts, or rank 0. Without
 --hosts, every rank is this machine. Without --cores and --gpus, each rank has
@@ -485,8 +485,8 @@ HOSTLIST must name each host of R once.)");
     auto* verify = add_subcommand(
         app, "verify", "Check that the second R holds the resources the first expects per rank",
         R"(
-  $ (gantry R encode -r 1 -c 0-3; gantry R encode -r 1 -c 0-2) | gantry R verify
-  gantry: R: verify: rank 1 (HOST) missing resources: core3
+  $ (gantry R encode -r 1 -c 0-3; gantry R encode -r 1 -c 0-2) | gantry R verify   # exit 1
+  gantry: R: verify: rank 1 (<host>) missing resources: core3
   $ (gantry R encode -r 1 -c 0-3; gantry R encode -r 1 -c 0-3 -g 0) | gantry R verify --config '{"gpu":"allow-extra"}'
 
 The first document is what is expected, the second what a rank found. Exit

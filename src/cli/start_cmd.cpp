@@ -28,13 +28,14 @@ constexpr std::string_view kDomain = "start";
 
 constexpr std::string_view kExamples = R"(Examples:
   $ gantry start sh -c 'gantry instance info | head -1'
-  uri        unix:///tmp/gantry-Xq3lZ0/socket
+  uri        unix:///tmp/gantry-.../socket
   $ gantry start sh -c 'exit 3'; echo $?
   3
   $ gantry start
   (an interactive shell inside the instance; the instance ends with it)
   $ uri=$(gantry start --daemon --state-dir ~/.gantry/main)
-  $ gantry instance info --uri "$uri"
+  $ gantry instance info --uri "$uri" | head -1
+  uri        unix:///.../.gantry/main/socket
   $ gantry shutdown --uri "$uri"
 
 The initial program runs with GANTRY_URI set to the instance's URI, in its

@@ -16,11 +16,16 @@ constexpr std::string_view kExamples = R"(Examples:
   $ id=$(gantry submit sh -c 'exit 3')
   $ gantry wait $id; echo $?
   3
-  $ gantry cancel 8; gantry wait 8
-  gantry: job 8: exception: cancel: canceled by 1000
-  $ gantry wait --all
-  gantry: job 5: exit code 2
-  gantry: job 8: exception: cancel: canceled by 1000
+  $ gantry submit -n 2 sleep 5
+  2
+  $ gantry submit hostname
+  3
+  $ gantry cancel 3; gantry wait 3           # exit 1
+  gantry: job 3: exception: cancel: canceled by <uid>
+  $ gantry submit --begin-time +3s sh -c 'exit 2'
+  4
+  $ gantry wait --all                        # exit 1
+  gantry: job 4: exit code 2
 
 With an id, waits for that job to end and exits with its exit code; a job
 that never ran (canceled while pending, a dependency failed, lost) has none:
