@@ -122,10 +122,10 @@ Scheduling options (inside an instance only):
                          comma-separated or repeated
 
 Examples:
-  $ gantry run -n 4 --label-io hostname
-  $ gantry run --display map -n 2 --map-by core ./a : -n 2 --map-by package --env X=1 ./b
-  $ gantry run -n 8 --bind-to core --time-limit 10m ./mpi_app
-  $ gantry run -np 4 -x OMP_NUM_THREADS=2 --map-by slot:PE=2 -- ./hybrid
+  $ gantry run -n 2 --label-io hostname
+  $ gantry run --display map -n 1 --map-by core ./a : -n 1 --map-by package --env X=1 ./b
+  $ gantry run -n 2 --bind-to core --time-limit 10m ./mpi_app
+  $ gantry run -np 1 -x OMP_NUM_THREADS=2 --map-by slot:PE=2 -- ./mpi_app
   $ gantry run --dry-run --hostfile hosts -H node0 -n 1 ./a : -H node1,node2 -n 2 ./b
   $ gantry run --dry-run --display map -H n0:4,n1:4 --topology "package:2 core:4 pu:1" \
       -n 2 --map-by package ./a : -n 4 --map-by core ./b

@@ -43,13 +43,13 @@ Every option of gantry run maps and launches the job as it does there: -n,
 gantry run --help.
 
 Examples:
-  $ gantry submit -n 4 --label-io hostname
-  2
-  $ gantry attach 2
-  0: node0
-  ...
-  $ gantry submit -N 2 --exclusive --time-limit 1h ./mpi_app
-  $ gantry submit --dependency afterok:2 --urgency 31 ./postprocess
+  $ gantry submit -n 2 --label-io hostname
+  1
+  $ gantry attach 1 | sort
+  0: <host>
+  1: <host>
+  $ gantry submit -N 1 --exclusive --time-limit 1h ./mpi_app
+  $ gantry submit --dependency afterok:1 --urgency 31 ./solver
   $ gantry submit -n 1 ./solver : -n 1 ./monitor
   $ gantry submit --dry-run -n 2 hostname | jq .resources
 
