@@ -15,6 +15,9 @@ struct Unit {
     double milliseconds;
 };
 
+// About 31,000 years: far beyond any limit, and exact in a double.
+constexpr long long kLongestMilliseconds = 1'000'000'000'000'000;
+
 // Longest suffix first, so that "ms" is not read as "m".
 constexpr Unit kUnits[] = {{"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"h", 3600e3}, {"d", 86400e3}};
 
@@ -89,7 +92,7 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view domain, std::s
     char* end = nullptr;
     const double value = std::strtod(digits.c_str(), &end);
     const double ms = std::round(value * scale);
-    if (end != digits.c_str() + digits.size() || !std::isfinite(ms) || ms > 1e15)
+    if (end != digits.c_str() + digits.size() || !std::isfinite(ms) || ms > kLongestMilliseconds)
         return bad();
     return std::chrono::milliseconds(static_cast<long long>(ms));
 }
@@ -105,7 +108,8 @@ Result<std::chrono::milliseconds> parse_time_limit(std::string_view domain, std:
         return std::chrono::milliseconds(0);
     if (text.find_first_of("-:") != std::string_view::npos) {
         const auto seconds = slurm_seconds(text);
-        if (!seconds)
+        // The bound parse_duration keeps, so that any limit reads back.
+        if (!seconds || *seconds > kLongestMilliseconds / 1000)
             return bad();
         return std::chrono::milliseconds(*seconds * 1000);
     }

@@ -56,7 +56,7 @@ TEST(TimeLimit, SlurmAndFluxForms) {
         EXPECT_EQ(limit->count(), ms) << text;
     }
     for (const char* text : {"", "x", "5x", "-5", "1-", "1:2:3:4", "1-2:3:4:5", ":30", "1::2",
-                             "1-2-3", "1e3", "1:2.5", "1234567890:00"})
+                             "1-2-3", "1e3", "1:2.5", "1234567890:00", "310310500-0"})
         EXPECT_EQ(parse_time_limit("run", text).error().str(),
                   "run: bad time limit (minutes as 30, [D-]H:M:S as 1:00:00 or 2-00:00:00, or "
                   "90s, 1.5h, 1d) in \"" +
