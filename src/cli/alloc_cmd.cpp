@@ -88,12 +88,13 @@ void add_request_options(CLI::App& app, Request& request) {
     app.positionals_at_end();
     app.add_option("-N,--nodes", request.nodes, "Nodes (default: as the slots take)")
         ->check(needs_positive_number());
-    app.add_option("-n,--nslots", request.slots,
+    app.add_option("-n,--nslots,--ntasks", request.slots,
                    "Slots of -c cores and -g GPUs (default 1; with -N alone, whole nodes)")
         ->check(needs_positive_number());
-    app.add_option("-c,--cores-per-slot", request.cores, "Cores per slot (default 1)")
+    app.add_option("-c,--cores-per-slot,--cpus-per-task", request.cores,
+                   "Cores per slot (default 1)")
         ->check(needs_positive_number());
-    app.add_option("-g,--gpus-per-slot", request.gpus, "GPUs per slot (default 0)")
+    app.add_option("-g,--gpus-per-slot,--gpus-per-task", request.gpus, "GPUs per slot (default 0)")
         ->check(needs("a number of 0 or more", [](const std::string& text) {
             return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
         }));

@@ -54,9 +54,20 @@ std::string without_mark(std::string text) {
     return text;
 }
 
+// srun and flux read `-n=2` as `-n 2`; CLI11 would give -n the value "=2".
+// No value of a one-letter option begins with '=' otherwise.
+std::string without_attached_equals(std::string text) {
+    if (text.starts_with('='))
+        text.erase(0, 1);
+    return text;
+}
+
 void unmark_values(CLI::App& app) {
-    for (CLI::Option* option : app.get_options())
+    for (CLI::Option* option : app.get_options()) {
         option->transform(without_mark);
+        if (!option->get_snames().empty())
+            option->transform(without_attached_equals);
+    }
     for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
         unmark_values(*sub);
 }

@@ -332,6 +332,18 @@ TEST_F(AllocCmd, OutsideAnInstance) {
     EXPECT_EQ(given.exit_code, 0);
 }
 
+// srun's and flux's spellings of the request, values attached or after '='.
+TEST_F(AllocCmd, RequestSpellings) {
+    for (const std::vector<std::string>& request : {std::vector<std::string>{"-n=2", "-c1"},
+                                                    {"--ntasks=2", "--cpus-per-task", "1"},
+                                                    {"-n2", "--gpus-per-task=0"}}) {
+        std::vector<std::string> args{"alloc"};
+        args.insert(args.end(), request.begin(), request.end());
+        args.insert(args.end(), {"sh", "-c", "gantry instance info --json | jq -r .cores"});
+        expect(args, "2\n", "", 0);
+    }
+}
+
 TEST_F(AllocCmd, BadOptionsExit2) {
     expect({"alloc", "--nslots", "x", "true"}, "",
            "gantry: alloc: --nslots needs a positive number, not \"x\"\n", 2);
