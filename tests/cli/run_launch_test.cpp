@@ -200,6 +200,14 @@ TEST(RunLaunch, TimeLimit) {
 }
 
 TEST(RunLaunch, BadLaunchOptions) {
+    // Only an instance's scheduler acts on -N, -c...: refused by name, -c
+    // with the option that does it here.
+    expect_gantry({"run", "-c", "2", "-n", "1", "true"}, "", "",
+                  "gantry: run: -c needs an instance (gantry start, or GANTRY_URI); without one, "
+                  "--map-by slot:PE=N gives each task N cores\n",
+                  2);
+    expect_gantry({"run", "-N1", "true"}, "", "",
+                  "gantry: run: -N needs an instance (gantry start, or GANTRY_URI)\n", 2);
     expect_gantry({"run", "-n", "1", "--time-limit", "5x", "true"}, "", "",
                   "gantry: run: bad time limit (minutes as 30, [D-]H:M:S as 1:00:00 or 2-00:00:00, "
                   "or 90s, 1.5h, 1d) in \"5x\"\n",
