@@ -24,7 +24,7 @@
 //   job.submit   {"jobspec":{...}, "interactive":bool}  -> {"id":N}
 //                interactive: canceled if that connection closes while the
 //                job is pending; its stdin closed if it closes while it runs
-//   job.list     {"states":["RUN",...], "name":S, "limit":N}   (all optional)
+//   job.list     {"states":["RUN",...], "name":S, "userid":N, "limit":N}   (all optional)
 //                -> {"jobs":[SUMMARY...]}  newest first
 //   job.info     {"id"}                   -> SUMMARY + {"jobspec","R","taskmap",
 //                                             "eventlog":[EVENT...],
@@ -39,6 +39,10 @@
 //   job.kill     {"id","signal":N}        -> {}   (RUN only; default SIGTERM)
 //   job.cancel   {"id"}                   -> {}   pending: removed; running:
 //                                             SIGTERM, SIGKILL after its kill timeout
+//   job.cancelall {"states":[...], "userid":N, "dry_run":bool}  (all optional)
+//                -> {"canceled":N}  as job.cancel, every active job in those
+//                states (default: any) of that user (default: any) that is
+//                not already ending; dry_run: counted, not canceled
 //   job.urgency  {"id","urgency":N}       -> {}   (pending only)
 //   job.wait     {"id"} | {"all":true}    -> SUMMARY once INACTIVE |
 //                                             {"jobs":[SUMMARY...]} of every job

@@ -258,43 +258,6 @@ std::string time_text(const Json& summary, double now) {
 
 // --- gantry jobs ---------------------------------------------------------------
 
-// The RFC 21 state names of --state's words.
-Result<std::vector<std::string>> states_of(const std::string& text) {
-    static const std::map<std::string, std::vector<JobState>> kGroups = {
-        {"pending", {JobState::New, JobState::Depend, JobState::Sched}},
-        {"running", {JobState::Run, JobState::Cleanup}},
-        {"active",
-         {JobState::New, JobState::Depend, JobState::Sched, JobState::Run, JobState::Cleanup}},
-    };
-    std::vector<JobState> states;
-    for (std::size_t start = 0; start <= text.size();) {
-        auto comma = text.find(',', start);
-        if (comma == std::string::npos)
-            comma = text.size();
-        std::string word = text.substr(start, comma - start);
-        std::transform(word.begin(), word.end(), word.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        std::string upper = word;
-        std::transform(upper.begin(), upper.end(), upper.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-        if (const auto group = kGroups.find(word); group != kGroups.end())
-            states.insert(states.end(), group->second.begin(), group->second.end());
-        else if (const auto state = parse_job_state(upper))
-            states.push_back(*state);
-        else
-            return Error("jobs", "--state: unknown state " + quote(word) +
-                                     " (new, depend, sched, run, cleanup, inactive, pending, "
-                                     "running, active)");
-        start = comma + 1;
-    }
-    std::sort(states.begin(), states.end());
-    states.erase(std::unique(states.begin(), states.end()), states.end());
-    std::vector<std::string> names;
-    for (const JobState state : states)
-        names.emplace_back(to_string(state));
-    return names;
-}
-
 // A table whose columns are as wide as their widest cell, at least as wide
 // as flux's; each line without trailing spaces.
 class Table {
@@ -495,12 +458,12 @@ int jobs_main(int argc, char** argv) {
 
     Json params = Json::object();
     if (state_text) {
-        auto states = states_of(*state_text);
+        auto states = job_states_of("jobs", "--state", *state_text);
         if (!states)
             return fail(states.error());
         params["states"] = *states;
     } else if (!all) {
-        params["states"] = *states_of("active");
+        params["states"] = *job_states_of("jobs", "--state", "active");
     }
     if (name)
         params["name"] = *name;
