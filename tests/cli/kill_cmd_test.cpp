@@ -42,10 +42,10 @@ TEST_F(KillCmd, SignalOptionTakesANameWithOrWithoutSigOrANumber) {
         int exit_code;
     };
     const Case cases[] = {
-        {{"-s", "9"}, 137},        {{"-s", "KILL"}, 137},    {{"-s", "SIGKILL"}, 137},
-        {{"-s", "kill"}, 137},     {{"--signal", "9"}, 137}, {{"--signal=SIGKILL"}, 137},
-        {{"-s", "HUP"}, 129},      {{"-sKILL"}, 137},        {{"-9"}, 137},
-        {{"-KILL"}, 137},          {{"-SIGKILL"}, 137},
+        {{"-s", "9"}, 137},    {{"-s", "KILL"}, 137},    {{"-s", "SIGKILL"}, 137},
+        {{"-s", "kill"}, 137}, {{"--signal", "9"}, 137}, {{"--signal=SIGKILL"}, 137},
+        {{"-s", "HUP"}, 129},  {{"-sKILL"}, 137},        {{"-9"}, 137},
+        {{"-KILL"}, 137},      {{"-SIGKILL"}, 137},
     };
     for (const Case& c : cases) {
         const std::string id = running_job();
@@ -121,8 +121,8 @@ TEST_F(KillCmd, CancelByUser) {
 TEST_F(KillCmd, JobsAlreadyEndingAreNotCountedAgain) {
     // A job that takes its whole kill timeout to end: it stays RUN, ending.
     const std::string ready = dir_ / "ready";
-    const std::string stubborn = submit(
-        {"sh", "-c", "trap '' TERM; touch " + ready + "; while :; do sleep 0.05; done"});
+    const std::string stubborn =
+        submit({"sh", "-c", "trap '' TERM; touch " + ready + "; while :; do sleep 0.05; done"});
     ASSERT_TRUE(eventually([&] { return ::access(ready.c_str(), F_OK) == 0; }));
     expect({"cancel", "--all"}, "", "gantry: cancel: canceled 1 job\n", 0);
     EXPECT_EQ(state(stubborn), "RUN");
@@ -137,8 +137,7 @@ TEST_F(KillCmd, CancelSelectionErrors) {
          {std::vector<std::string>{"cancel", "--all", held},
           std::vector<std::string>{"cancel", "-S", "pending", held},
           std::vector<std::string>{"cancel", "-u", "all", held}})
-        expect(args, "", "gantry: cancel: give job ids or --all, --states, --user, not both\n",
-               2);
+        expect(args, "", "gantry: cancel: give job ids or --all, --states, --user, not both\n", 2);
     expect({"cancel", "-n", held}, "",
            "gantry: cancel: --dry-run goes with --all, --states or --user\n", 2);
     expect({"cancel", "-S", "bogus"}, "",
