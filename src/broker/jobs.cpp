@@ -1293,6 +1293,16 @@ void JobManager::Impl::register_methods() {
         cancel(*job, responder.peer().uid);
     });
 
+    broker.register_method("resource.list", [this](const api::Request&, Responder responder) {
+        // The scheduler's view: what no job holds is free. Every rank of the
+        // inventory counts as up: nothing here marks a node down yet.
+        const ResourceSet free = scheduler.free_resources();
+        responder.result({{"all", inventory.to_json()},
+                          {"free", free.to_json()},
+                          {"allocated", inventory.diff(free).to_json()},
+                          {"down", ResourceSet().to_json()}});
+    });
+
     broker.register_method(
         "job.cancelall", [this](const api::Request& request, Responder responder) {
             auto states = states_param(request);

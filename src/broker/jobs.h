@@ -49,6 +49,9 @@
 //                                             active when asked, once all are
 //   job.purge    {"id"} | {}              -> {"purged":N}  (INACTIVE jobs only)
 //
+//   resource.list {}                      -> {"all":R,"free":R,"allocated":R,"down":R}
+//                the inventory, and its parts by the scheduler's state (RFC 20)
+//
 //   SUMMARY = {"id","name","state","urgency","userid","submit_time","state_time",
 //              "ntasks","exit_code" (null until known),
 //              "exception" (null, or {"type","note"} of the first fatal one)}
@@ -85,7 +88,7 @@ public:
     // Opens (or creates) the job store in `state_dir`; a job found unfinished
     // there was lost with the broker that ran it: it gets an `exception`
     // (type "lost") and becomes INACTIVE; one still waiting waits again.
-    // Registers the job.* methods. Job shells run `shell_program job-shell`
+    // Registers the job.* methods and resource.list. Job shells run `shell_program job-shell`
     // (the gantry executable).
     static Result<std::unique_ptr<JobManager>> open(asio::io_context& loop, Broker& broker,
                                                     const std::string& state_dir,
