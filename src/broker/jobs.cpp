@@ -93,6 +93,36 @@ Result<std::int64_t> int_param(const api::Request& request, const char* key,
     return found->get<std::int64_t>();
 }
 
+// "states": RFC 21 names, the jobs in any of them; none: any state.
+Result<std::vector<JobState>> states_param(const api::Request& request) {
+    std::vector<JobState> states;
+    const auto found = request.params.find("states");
+    if (found == request.params.end())
+        return states;
+    if (!found->is_array())
+        return param_error(request, "\"states\" must be an array of names");
+    for (const Json& name : *found) {
+        const auto state =
+            name.is_string() ? parse_job_state(name.get<std::string>()) : std::nullopt;
+        if (!state)
+            return param_error(request, "unknown state " + to_compact(name) +
+                                            " (NEW, DEPEND, SCHED, RUN, CLEANUP, INACTIVE)");
+        states.push_back(*state);
+    }
+    return states;
+}
+
+// "userid": the jobs of that user; none: every user's.
+Result<std::optional<std::uint32_t>> uid_param(const api::Request& request) {
+    const auto found = request.params.find("userid");
+    if (found == request.params.end())
+        return std::optional<std::uint32_t>();
+    if (!found->is_number_unsigned() ||
+        found->get<std::uint64_t>() > std::numeric_limits<std::uint32_t>::max())
+        return param_error(request, "\"userid\" must be a uid");
+    return std::optional<std::uint32_t>(found->get<std::uint32_t>());
+}
+
 Error no_such_job(JobId id) {
     return Error("job " + std::to_string(id), "no such job");
 }
@@ -782,6 +812,18 @@ struct JobManager::Impl {
             terminate(job);
     }
 
+    // A `cancel` exception from `uid`: a pending job never runs, a running
+    // one is terminated.
+    void cancel(Active& job, std::uint32_t uid) {
+        std::string note = "canceled by " + std::to_string(uid);
+        if (!job.execs.empty())
+            note += "; its tasks get SIGTERM, then SIGKILL after its kill timeout (" +
+                    format_duration(std::chrono::milliseconds(
+                        static_cast<std::int64_t>(job.spec.attributes.kill_timeout * 1000))) +
+                    ")";
+        raise(job, "cancel", note, uid);
+    }
+
     bool none_running() const {
         return std::none_of(active.begin(), active.end(),
                             [](const auto& entry) { return !entry.second.execs.empty(); });
@@ -1117,23 +1159,18 @@ void JobManager::Impl::register_methods() {
     broker.register_method("job.list", [this](const api::Request& request, Responder responder) {
         JobFilter filter;
         const Json& params = request.params;
-        if (const auto states = params.find("states"); states != params.end()) {
-            if (!states->is_array()) {
-                responder.error(param_error(request, "\"states\" must be an array of names"));
-                return;
-            }
-            for (const Json& name : *states) {
-                const auto state =
-                    name.is_string() ? parse_job_state(name.get<std::string>()) : std::nullopt;
-                if (!state) {
-                    responder.error(param_error(request, "unknown state " + to_compact(name) +
-                                                             " (NEW, DEPEND, SCHED, RUN, "
-                                                             "CLEANUP, INACTIVE)"));
-                    return;
-                }
-                filter.states.push_back(*state);
-            }
+        auto states = states_param(request);
+        if (!states) {
+            responder.error(states.error());
+            return;
         }
+        filter.states = std::move(*states);
+        auto userid = uid_param(request);
+        if (!userid) {
+            responder.error(userid.error());
+            return;
+        }
+        filter.owner = *userid;
         if (const auto name = params.find("name"); name != params.end() && name->is_string())
             filter.name = name->get<std::string>();
         auto limit = int_param(request, "limit", 0);
@@ -1270,14 +1307,56 @@ void JobManager::Impl::register_methods() {
         if (!job)
             return;
         responder.result(Json::object());
-        std::string note = "canceled by " + std::to_string(responder.peer().uid);
-        if (!job->execs.empty())
-            note += "; its tasks get SIGTERM, then SIGKILL after its kill timeout (" +
-                    format_duration(std::chrono::milliseconds(
-                        static_cast<std::int64_t>(job->spec.attributes.kill_timeout * 1000))) +
-                    ")";
-        raise(*job, "cancel", note, responder.peer().uid);
+        cancel(*job, responder.peer().uid);
     });
+
+    broker.register_method("resource.list", [this](const api::Request&, Responder responder) {
+        // The scheduler's view: what no job holds is free. Every rank of the
+        // inventory counts as up: nothing here marks a node down yet.
+        const ResourceSet free = scheduler.free_resources();
+        responder.result({{"all", inventory.to_json()},
+                          {"free", free.to_json()},
+                          {"allocated", inventory.diff(free).to_json()},
+                          {"down", ResourceSet().to_json()}});
+    });
+
+    broker.register_method(
+        "job.cancelall", [this](const api::Request& request, Responder responder) {
+            auto states = states_param(request);
+            if (!states) {
+                responder.error(states.error());
+                return;
+            }
+            auto userid = uid_param(request);
+            if (!userid) {
+                responder.error(userid.error());
+                return;
+            }
+            auto dry_run = bool_param(request, "dry_run");
+            if (!dry_run) {
+                responder.error(dry_run.error());
+                return;
+            }
+            // Chosen first, canceled after: a cancel can end other jobs at once
+            // (those that depend on it), which are then no longer to be canceled.
+            std::vector<JobId> chosen;
+            for (const auto& [id, job] : active) {
+                const bool in_state = states->empty() || std::find(states->begin(), states->end(),
+                                                                   job.state) != states->end();
+                if (in_state && !job.terminating && (!*userid || job.owner == **userid))
+                    chosen.push_back(id);
+            }
+            std::size_t canceled = 0;
+            for (const JobId id : chosen) {
+                const auto job = active.find(id);
+                if (job == active.end() || job->second.terminating)
+                    continue;
+                if (!*dry_run)
+                    cancel(job->second, responder.peer().uid);
+                ++canceled;
+            }
+            responder.result({{"canceled", canceled}});
+        });
 
     register_job_method(
         {"job.urgency"}, [this](JobId id, const api::Request& request, Responder responder) {

@@ -24,7 +24,7 @@
 //   job.submit   {"jobspec":{...}, "interactive":bool}  -> {"id":N}
 //                interactive: canceled if that connection closes while the
 //                job is pending; its stdin closed if it closes while it runs
-//   job.list     {"states":["RUN",...], "name":S, "limit":N}   (all optional)
+//   job.list     {"states":["RUN",...], "name":S, "userid":N, "limit":N}   (all optional)
 //                -> {"jobs":[SUMMARY...]}  newest first
 //   job.info     {"id"}                   -> SUMMARY + {"jobspec","R","taskmap",
 //                                             "eventlog":[EVENT...],
@@ -39,11 +39,18 @@
 //   job.kill     {"id","signal":N}        -> {}   (RUN only; default SIGTERM)
 //   job.cancel   {"id"}                   -> {}   pending: removed; running:
 //                                             SIGTERM, SIGKILL after its kill timeout
+//   job.cancelall {"states":[...], "userid":N, "dry_run":bool}  (all optional)
+//                -> {"canceled":N}  as job.cancel, every active job in those
+//                states (default: any) of that user (default: any) that is
+//                not already ending; dry_run: counted, not canceled
 //   job.urgency  {"id","urgency":N}       -> {}   (pending only)
 //   job.wait     {"id"} | {"all":true}    -> SUMMARY once INACTIVE |
 //                                             {"jobs":[SUMMARY...]} of every job
 //                                             active when asked, once all are
 //   job.purge    {"id"} | {}              -> {"purged":N}  (INACTIVE jobs only)
+//
+//   resource.list {}                      -> {"all":R,"free":R,"allocated":R,"down":R}
+//                the inventory, and its parts by the scheduler's state (RFC 20)
 //
 //   SUMMARY = {"id","name","state","urgency","userid","submit_time","state_time",
 //              "ntasks","exit_code" (null until known),
@@ -81,7 +88,7 @@ public:
     // Opens (or creates) the job store in `state_dir`; a job found unfinished
     // there was lost with the broker that ran it: it gets an `exception`
     // (type "lost") and becomes INACTIVE; one still waiting waits again.
-    // Registers the job.* methods. Job shells run `shell_program job-shell`
+    // Registers the job.* methods and resource.list. Job shells run `shell_program job-shell`
     // (the gantry executable).
     static Result<std::unique_ptr<JobManager>> open(asio::io_context& loop, Broker& broker,
                                                     const std::string& state_dir,

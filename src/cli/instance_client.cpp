@@ -1,6 +1,13 @@
 #include "cli/instance_client.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <charconv>
+#include <map>
+
+#include "broker/store.h"
 
 #include "cli/command.h"
 
@@ -61,6 +68,61 @@ int waiting_failure(const api::Client& client, const Error& error, std::string_v
     runtime_failure(error);
     return client.lost_connection() || error_type == api::kShutdownError ? kExitInstanceGone
                                                                          : kExitRuntime;
+}
+
+Result<std::vector<std::string>> job_states_of(std::string_view domain, std::string_view option,
+                                               std::string_view text) {
+    static const std::map<std::string, std::vector<JobState>, std::less<>> kGroups = {
+        {"pending", {JobState::New, JobState::Depend, JobState::Sched}},
+        {"running", {JobState::Run, JobState::Cleanup}},
+        {"active",
+         {JobState::New, JobState::Depend, JobState::Sched, JobState::Run, JobState::Cleanup}},
+    };
+    const auto with_case = [](std::string_view word, int (*to)(int)) {
+        std::string changed(word);
+        std::transform(changed.begin(), changed.end(), changed.begin(),
+                       [to](unsigned char c) { return static_cast<char>(to(c)); });
+        return changed;
+    };
+    std::vector<JobState> states;
+    for (std::size_t start = 0; start <= text.size();) {
+        auto comma = text.find(',', start);
+        if (comma == std::string_view::npos)
+            comma = text.size();
+        const std::string word = with_case(text.substr(start, comma - start), ::tolower);
+        if (const auto group = kGroups.find(word); group != kGroups.end())
+            states.insert(states.end(), group->second.begin(), group->second.end());
+        else if (const auto state = parse_job_state(with_case(word, ::toupper)))
+            states.push_back(*state);
+        else
+            return Error(std::string(domain),
+                         std::string(option) + ": unknown state " + quote(word) +
+                             " (new, depend, sched, run, cleanup, inactive, pending, running, "
+                             "active)");
+        start = comma + 1;
+    }
+    std::sort(states.begin(), states.end());
+    states.erase(std::unique(states.begin(), states.end()), states.end());
+    std::vector<std::string> names;
+    for (const JobState state : states)
+        names.emplace_back(to_string(state));
+    return names;
+}
+
+Result<std::optional<std::uint32_t>> user_of(std::string_view domain,
+                                             const std::optional<std::string>& text) {
+    if (!text)
+        return std::optional<std::uint32_t>(::getuid());
+    if (*text == "all")
+        return std::optional<std::uint32_t>();
+    if (const passwd* entry = ::getpwnam(text->c_str()))
+        return std::optional<std::uint32_t>(entry->pw_uid);
+    std::uint32_t uid = 0;
+    const char* end = text->data() + text->size();
+    if (const auto [ptr, ec] = std::from_chars(text->data(), end, uid);
+        ec == std::errc() && ptr == end && !text->empty())
+        return std::optional<std::uint32_t>(uid);
+    return Error(std::string(domain), "--user: no such user " + quote(*text));
 }
 
 Result<std::uint64_t> parse_job_id(std::string_view domain, std::string_view text) {

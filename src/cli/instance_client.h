@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -52,6 +53,19 @@ int waiting_failure(const api::Client& client, const Error& error,
 std::string string_field(const Json& object, std::string_view key);
 // The number at `key` as digits; "-" when absent or not a number.
 std::string number_text(const Json& object, std::string_view key);
+
+// The RFC 21 state names ("RUN") of a comma-separated list of states as
+// users type them: new, depend, sched, run, cleanup, inactive, and the
+// groups pending, running and active, in any case. Sorted, each once. Else
+// `DOMAIN: OPTION: unknown state "x" (...)`.
+Result<std::vector<std::string>> job_states_of(std::string_view domain, std::string_view option,
+                                               std::string_view text);
+
+// The uid a --user value names, as flux reads it: a user name, a uid, or
+// `all` (none: every user's jobs); not given: the caller's uid. Else
+// `DOMAIN: --user: no such user "x"`.
+Result<std::optional<std::uint32_t>> user_of(std::string_view domain,
+                                             const std::optional<std::string>& text);
 
 // A job id: decimal digits, not 0. Else `DOMAIN: bad job id "x"`.
 Result<std::uint64_t> parse_job_id(std::string_view domain, std::string_view text);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "broker/store.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
+#include "cli/output_format.h"
 #include "formats/idset.h"
 #include "formats/rset.h"
 #include "shell/exit_status.h"
@@ -40,6 +42,14 @@ constexpr std::string_view kJobsExamples = R"(Examples:
       1 <user>   false       F      1   <time>    1
   $ gantry jobs --state=run,sched --name solver
   $ gantry jobs -a --json | jq .exit_code
+  $ gantry jobs -a -o '{id:>5} {name:<10.10+} {status:<9} {returncode:>2}'
+  JOBID NAME       STATUS    RC
+      4 solver     SCHED
+      3 sleep      RUN
+      2 hostname   COMPLETED  0
+      1 false      FAILED     1
+  $ gantry jobs -A
+  $ gantry jobs -u root
 
 Lists the jobs newest first: by default the active ones (pending and
 running), -a all of them, --state the ones in the states given.
@@ -53,10 +63,22 @@ job's exit code, - for one that never ran.
 
 --state takes new, depend, sched, run, cleanup, inactive, pending (new,
 depend, sched), running (run, cleanup) and active (pending and running),
-comma-separated, in any case.
+comma-separated, in any case. Your jobs are listed; -u USER (a name, a uid
+or all) another user's, -A every user's in every state.
+
+-o FORMAT prints fields by flux jobs' names, {NAME} or {NAME:SPEC} with
+SPEC [[FILL]<|>|^][WIDTH][.PRECISION][+] (+ marks a cut value): id, userid,
+username, urgency, name, ntasks, state, state_single, status,
+status_abbrev, result, result_abbrev, returncode, exit_code,
+contextual_time, t_submit, t_inactive, exception.occurred, exception.type,
+exception.note. The header line names them as flux does (JOBID, USER, ST,
+RC...). The default is
+  {id:>5} {username:<8} {name:<10} {status_abbrev:>2} {ntasks:>6}
+  {contextual_time:>8} {exit_code:>4}
 
 Exit status: 0 on success; 1 when the instance cannot be reached or
-refuses; 2 on bad options, or when there is no GANTRY_URI and no --uri.)";
+refuses; 2 on bad options, states, user or format, or when there is no
+GANTRY_URI and no --uri.)";
 
 constexpr std::string_view kInfoExamples = R"(Examples:
   $ gantry info 2
@@ -258,101 +280,96 @@ std::string time_text(const Json& summary, double now) {
 
 // --- gantry jobs ---------------------------------------------------------------
 
-// The RFC 21 state names of --state's words.
-Result<std::vector<std::string>> states_of(const std::string& text) {
-    static const std::map<std::string, std::vector<JobState>> kGroups = {
-        {"pending", {JobState::New, JobState::Depend, JobState::Sched}},
-        {"running", {JobState::Run, JobState::Cleanup}},
-        {"active",
-         {JobState::New, JobState::Depend, JobState::Sched, JobState::Run, JobState::Cleanup}},
-    };
-    std::vector<JobState> states;
-    for (std::size_t start = 0; start <= text.size();) {
-        auto comma = text.find(',', start);
-        if (comma == std::string::npos)
-            comma = text.size();
-        std::string word = text.substr(start, comma - start);
-        std::transform(word.begin(), word.end(), word.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        std::string upper = word;
-        std::transform(upper.begin(), upper.end(), upper.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-        if (const auto group = kGroups.find(word); group != kGroups.end())
-            states.insert(states.end(), group->second.begin(), group->second.end());
-        else if (const auto state = parse_job_state(upper))
-            states.push_back(*state);
-        else
-            return Error("jobs", "--state: unknown state " + quote(word) +
-                                     " (new, depend, sched, run, cleanup, inactive, pending, "
-                                     "running, active)");
-        start = comma + 1;
-    }
-    std::sort(states.begin(), states.end());
-    states.erase(std::unique(states.begin(), states.end()), states.end());
-    std::vector<std::string> names;
-    for (const JobState state : states)
-        names.emplace_back(to_string(state));
-    return names;
-}
-
-// A table whose columns are as wide as their widest cell, at least as wide
-// as flux's; each line without trailing spaces.
-class Table {
-public:
-    struct Column {
-        std::string header;
-        std::size_t min_width;
-        bool left;  // else right-aligned
-    };
-    explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
-    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-
-    void print(std::ostream& out, bool header) const {
-        std::vector<std::size_t> widths;
-        for (std::size_t c = 0; c < columns_.size(); ++c) {
-            std::size_t width = std::max(columns_[c].min_width, columns_[c].header.size());
-            for (const auto& row : rows_)
-                width = std::max(width, row[c].size());
-            widths.push_back(width);
-        }
-        const auto print_row = [&](const std::vector<std::string>& cells) {
-            std::string line;
-            for (std::size_t c = 0; c < cells.size(); ++c) {
-                const std::string pad(widths[c] - cells[c].size(), ' ');
-                line += (c == 0 ? "" : " ") + (columns_[c].left ? cells[c] + pad : pad + cells[c]);
-            }
-            line.erase(line.find_last_not_of(' ') + 1);
-            out << line << '\n';
-        };
-        if (header) {
-            std::vector<std::string> headers;
-            for (const auto& column : columns_)
-                headers.push_back(column.header);
-            print_row(headers);
-        }
-        for (const auto& row : rows_)
-            print_row(row);
-    }
-
-private:
-    std::vector<Column> columns_;
-    std::vector<std::vector<std::string>> rows_;
+// The fields of --format: flux-jobs(1)'s names that a job's summary can
+// fill, with flux's headings, and gantry's `exit_code` (EXIT).
+const std::map<std::string, std::string> kJobFields = {
+    {"id", "JOBID"},
+    {"userid", "UID"},
+    {"username", "USER"},
+    {"urgency", "URG"},
+    {"state", "STATE"},
+    {"state_single", "S"},
+    {"name", "NAME"},
+    {"ntasks", "NTASKS"},
+    {"status", "STATUS"},
+    {"status_abbrev", "ST"},
+    {"result", "RESULT"},
+    {"result_abbrev", "RS"},
+    {"returncode", "RC"},
+    {"exit_code", "EXIT"},
+    {"contextual_time", "TIME"},
+    {"t_submit", "T_SUBMIT"},
+    {"t_inactive", "T_INACTIVE"},
+    {"exception.occurred", "EXCEPTION-OCCURRED"},
+    {"exception.type", "EXCEPTION-TYPE"},
+    {"exception.note", "EXCEPTION-NOTE"},
 };
 
-void print_jobs(const Json& jobs, bool header) {
-    Table table({{"JOBID", 5, false},
-                 {"USER", 8, true},
-                 {"NAME", 10, true},
-                 {"ST", 2, false},
-                 {"NTASKS", 6, false},
-                 {"TIME", 8, false},
-                 {"EXIT", 4, false}});
+// What `gantry jobs` prints without --format.
+constexpr std::string_view kDefaultJobsFormat =
+    "{id:>5} {username:<8} {name:<10} {status_abbrev:>2} {ntasks:>6} {contextual_time:>8} "
+    "{exit_code:>4}";
+
+std::string upper_case(std::string_view text) {
+    std::string upper(text);
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return upper;
+}
+
+// The value of one --format field of a job's summary.
+std::string job_field(const Json& job, const std::string& field, double now) {
+    const bool inactive = is_inactive(job);
+    if (field == "id" || field == "userid" || field == "urgency")
+        return number_text(job, field);
+    if (field == "username")
+        return user_name(userid_of(job));
+    if (field == "state")
+        return string_field(job, "state");
+    if (field == "state_single") {
+        const std::string state = state_abbreviation(job);
+        return inactive ? "I" : state;
+    }
+    if (field == "name")
+        return string_field(job, "name");
+    if (field == "ntasks")
+        return ntasks_text(job);
+    if (field == "status")
+        return inactive ? upper_case(to_string(result_of(job))) : string_field(job, "state");
+    if (field == "status_abbrev")
+        return state_abbreviation(job);
+    if (field == "result")
+        return inactive ? upper_case(to_string(result_of(job))) : "";
+    if (field == "result_abbrev")
+        return inactive ? state_abbreviation(job) : "";
+    if (field == "returncode" || field == "exit_code")
+        return inactive ? number_text(job, "exit_code") : "";
+    if (field == "contextual_time")
+        return time_text(job, now);
+    if (field == "t_submit")
+        return printf_text("%.6f", number_field(job, "submit_time"));
+    if (field == "t_inactive")
+        return inactive ? printf_text("%.6f", number_field(job, "state_time")) : "";
+    const Json* exception = exception_of(job);
+    if (field == "exception.occurred")
+        return exception ? "True" : "False";
+    if (field == "exception.type")
+        return exception ? string_field(*exception, "type") : "";
+    if (field == "exception.note")
+        return exception ? string_field(*exception, "note") : "";
+    return "";
+}
+
+void print_jobs(const Json& jobs, const OutputFormat& format, bool header) {
+    const std::vector<std::string> fields = format.fields();
     const double now = now_seconds();
-    for (const Json& job : jobs)
-        table.add({number_text(job, "id"), user_name(userid_of(job)), string_field(job, "name"),
-                   state_abbreviation(job), ntasks_text(job), time_text(job, now),
-                   is_inactive(job) ? number_text(job, "exit_code") : ""});
-    table.print(std::cout, header);
+    std::vector<std::vector<std::string>> rows;
+    for (const Json& job : jobs) {
+        std::vector<std::string>& row = rows.emplace_back();
+        for (const std::string& field : fields)
+            row.push_back(job_field(job, field, now));
+    }
+    format.print(std::cout, rows, header);
 }
 
 // --- gantry info ------------------------------------------------------------------
@@ -476,14 +493,25 @@ int jobs_main(int argc, char** argv) {
     app.footer(std::string(kJobsExamples));
     std::optional<std::string> uri_option;
     bool all = false, json = false, no_header = false;
-    std::optional<std::string> state_text, name;
+    bool all_users = false;
+    std::optional<std::string> state_text, name, user, format_text;
     std::size_t count = 0;
     add_uri_option(app, uri_option);
     auto* all_option = app.add_flag("-a,--all", all, "List jobs in every state, inactive too");
+    auto* all_users_option = app.add_flag("-A,--all-users", all_users,
+                                          "List every user's jobs in every state (-a --user=all)");
     app.add_option("-f,--filter,--state", state_text,
                    "List jobs in these states only (comma-separated; see below)")
         ->type_name("STATES")
-        ->excludes(all_option);
+        ->excludes(all_option)
+        ->excludes(all_users_option);
+    app.add_option("-u,--user", user,
+                   "List this user's jobs (a name, a uid, or all; default: yours)")
+        ->type_name("USER")
+        ->excludes(all_users_option);
+    app.add_option("-o,--format", format_text,
+                   "Print these fields, as flux jobs spells them: {id:>5} {name:<10} (see below)")
+        ->type_name("FORMAT");
     app.add_option("--name", name, "List the jobs of this name only")->type_name("NAME");
     app.add_option("-c,--count", count, "List this many jobs at most (the newest)")
         ->type_name("N")
@@ -492,16 +520,27 @@ int jobs_main(int argc, char** argv) {
     app.add_flag("-n,--no-header", no_header, "Leave the header line out");
     if (const auto code = parse_options(app, argc, argv))
         return *code;
+    const auto format = OutputFormat::parse(
+        "jobs", format_text ? std::string_view(*format_text) : kDefaultJobsFormat, kJobFields);
+    if (!format)
+        return fail(format.error());
+    if (format_text && json)
+        return fail("jobs", "--format and --json do not go together");
 
     Json params = Json::object();
     if (state_text) {
-        auto states = states_of(*state_text);
+        auto states = job_states_of("jobs", "--state", *state_text);
         if (!states)
             return fail(states.error());
         params["states"] = *states;
-    } else if (!all) {
-        params["states"] = *states_of("active");
+    } else if (!all && !all_users) {
+        params["states"] = *job_states_of("jobs", "--state", "active");
     }
+    const auto userid = user_of("jobs", all_users ? std::optional<std::string>("all") : user);
+    if (!userid)
+        return fail(userid.error());
+    if (*userid)
+        params["userid"] = **userid;
     if (name)
         params["name"] = *name;
     if (count > 0)
@@ -519,7 +558,7 @@ int jobs_main(int argc, char** argv) {
         for (const Json& job : jobs)
             std::cout << to_compact(job) << '\n';
     } else {
-        print_jobs(jobs, !no_header);
+        print_jobs(jobs, *format, !no_header);
     }
     std::cout.flush();
     return kExitOk;

@@ -41,16 +41,25 @@ a bad signal or a bad job id.)";
 
 constexpr std::string_view kCancelExamples = R"(Examples:
   $ gantry cancel 1
-  $ gantry cancel 2 3 4
+  $ gantry cancel --all --dry-run
+  gantry: cancel: would cancel 3 jobs
+  $ gantry cancel --all
+  gantry: cancel: canceled 3 jobs
 
 A pending job is removed from the queue and never runs; a running job's
 tasks get SIGTERM, then SIGKILL after its kill timeout (--kill-timeout,
 5 s by default). The job ends with a `cancel` exception: its summary says
 canceled (CA in gantry jobs). Each id is tried; those that fail are reported.
 
+--all cancels every active job of yours; --states (pending, running,
+active, or new, depend, sched, run, cleanup, comma-separated) only those in
+these states, and --user another user's (a name, a uid, or all), both
+implying --all. Jobs already ending are left as they are. The count goes to
+stderr; none matching is no error ("matched 0 jobs", or nothing with -q).
+
 Exit status: 0 when every job was canceled; 1 when one was not (inactive
-already, no such job) or the instance cannot be reached; 2 on bad options
-or a bad job id.)";
+already, no such job) or the instance cannot be reached; 2 on bad options,
+a bad job id, state or user, or ids given with --all, --states or --user.)";
 
 constexpr std::string_view kPurgeExamples = R"(Examples:
   $ gantry purge 3 4
@@ -137,11 +146,18 @@ Result<int> parse_urgency(std::string_view text) {
 
 // kill(1)'s spelling of the signal, `-9` or `-USR1` (`-SIGUSR1`): an
 // argument of a dash and then digits or capitals, which no option of
-// `gantry kill` is, becomes `-s 9`.
+// `gantry kill` is, becomes `-s 9`; not the value of an -s before it, which
+// is left for parse_signal to refuse (`-s -9` is no signal).
 std::vector<std::string> with_kill_signal_spelled(int argc, char** argv) {
     std::vector<std::string> args(argv, argv + argc);
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string_view arg = args[i];
+        if (arg == "--")
+            break;
+        if (arg == "-s" || arg == "--signal" || arg == "--uri") {
+            ++i;
+            continue;
+        }
         const bool signal_like =
             arg.size() > 1 && arg[0] == '-' &&
             arg.find_first_not_of("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", 1) == arg.npos;
@@ -198,12 +214,47 @@ int kill_main(int argc, char** argv) {
 int cancel_main(int argc, char** argv) {
     CLI::App app("Cancel jobs: pending ones never run, running ones are terminated.", "cancel");
     app.footer(std::string(kCancelExamples));
-    std::optional<std::string> uri_option;
+    std::optional<std::string> uri_option, user, states_text;
     std::vector<std::string> id_texts;
+    bool all = false, dry_run = false, quiet = false;
     add_uri_option(app, uri_option);
-    add_ids(app, id_texts, true);
+    add_ids(app, id_texts, false);
+    app.add_flag("--all", all, "Cancel every active job of yours");
+    app.add_option("-S,--states", states_text,
+                   "Cancel the jobs in these states only (default: active; implies --all)")
+        ->type_name("STATES");
+    app.add_option("-u,--user", user,
+                   "Cancel this user's jobs (a name, a uid, or all; implies --all)")
+        ->type_name("USER");
+    app.add_flag("-n,--dry-run", dry_run, "Cancel nothing; say how many jobs would be");
+    app.add_flag("-q,--quiet", quiet, "Say nothing when no job matches");
     if (const auto code = parse_options(app, argc, argv))
         return *code;
+    all = all || states_text || user;
+    if (all && !id_texts.empty())
+        return fail("cancel", "give job ids or --all, --states, --user, not both");
+    if (!all && id_texts.empty())
+        return fail("cancel", "give job ids or --all (see gantry cancel --help)");
+    if (!all && (dry_run || quiet))
+        return fail("cancel", std::string(dry_run ? "--dry-run" : "--quiet") +
+                                  " goes with --all, --states or --user");
+
+    Json params = {{"dry_run", dry_run}};
+    if (all) {
+        auto states = job_states_of("cancel", "--states", states_text.value_or("active"));
+        if (!states)
+            return fail(states.error());
+        // Inactive jobs cannot be canceled: the word is refused, not ignored.
+        for (const std::string& state : *states)
+            if (state == "INACTIVE")
+                return fail("cancel", "--states: inactive jobs cannot be canceled");
+        params["states"] = *states;
+        auto userid = user_of("cancel", user);
+        if (!userid)
+            return fail(userid.error());
+        if (*userid)
+            params["userid"] = **userid;
+    }
     const auto ids = job_ids("cancel", id_texts);
     if (!ids)
         return fail(ids.error());
@@ -212,7 +263,19 @@ int cancel_main(int argc, char** argv) {
     auto client = connect_instance(uri_option, exit_code);
     if (!client)
         return exit_code;
-    return for_each_job(*client, "job.cancel", *ids, Json::object());
+    if (!all)
+        return for_each_job(*client, "job.cancel", *ids, Json::object());
+    const auto reply = client->call("job.cancelall", params);
+    if (!reply)
+        return runtime_failure(reply.error());
+    const auto canceled = reply->value("canceled", std::uint64_t{0});
+    const std::string jobs = std::to_string(canceled) + (canceled == 1 ? " job" : " jobs");
+    if (canceled > 0)
+        std::cerr << "gantry: cancel: " << (dry_run ? "would cancel " : "canceled ") << jobs
+                  << '\n';
+    else if (!quiet)
+        std::cerr << "gantry: cancel: matched 0 jobs\n";
+    return kExitOk;
 }
 
 int purge_main(int argc, char** argv) {

@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include "broker/api.h"
+#include "formats/rset.h"
 #include "support/machine.h"
 #include "support/other_user.h"
 #include "support/process.h"
@@ -671,6 +672,55 @@ TEST_F(Jobs, CancelKillsAJobIgnoringSigtermAfterItsKillTimeout) {
     EXPECT_EQ(summary.at("exit_code"), 128 + SIGKILL);
     EXPECT_EQ(attach(id).output,
               (Output{{{"stderr", -1}, task_line(0, "killed by signal 9 (Killed)")}}));
+}
+
+TEST_F(Jobs, CancelAllCancelsTheSelectedJobsInOneStep) {
+    const JobId running = submit(jobspec({"sleep", "100"}));
+    ASSERT_TRUE(started(running));
+    const JobId held = submit(jobspec({"true"}, 1, {{"urgency", 0}}));
+    // Ends when `held` does, maybe within the same step: then it is not
+    // among those canceled, and the count says so.
+    const JobId dependent = submit(jobspec({"true"}, 1, dependency("afterok", held)));
+    EXPECT_EQ(call("job.cancelall", {{"dry_run", true}}), (Json{{"canceled", 3}}));
+    EXPECT_EQ(call("job.cancelall", {{"states", {"RUN"}}, {"dry_run", true}}),
+              (Json{{"canceled", 1}}));
+    EXPECT_EQ(call("job.cancelall", {{"userid", ::getuid() + 1}}), (Json{{"canceled", 0}}));
+    EXPECT_EQ(state(held), "SCHED");
+    const Json canceled = call("job.cancelall", {{"userid", ::getuid()}});
+    for (const JobId id : {running, held})
+        EXPECT_EQ(wait(id).at("exception").at("type"), "cancel") << id;
+    const std::string dependent_end = wait(dependent).at("exception").at("type");
+    EXPECT_EQ(canceled, (Json{{"canceled", dependent_end == "cancel" ? 3 : 2}})) << dependent_end;
+    // Nothing active is left.
+    EXPECT_EQ(call("job.cancelall", Json::object()), (Json{{"canceled", 0}}));
+    EXPECT_EQ(refusal("job.cancelall", {{"states", "RUN"}}),
+              "job.cancelall: \"states\" must be an array of names");
+    EXPECT_EQ(refusal("job.cancelall", {{"userid", -1}}),
+              "job.cancelall: \"userid\" must be a uid");
+    EXPECT_EQ(refusal("job.cancelall", {{"dry_run", 1}}),
+              "job.cancelall: \"dry_run\" is number, expected a boolean");
+}
+
+TEST_F(Jobs, ResourceListSaysWhatJobsHold) {
+    const auto list = [&] { return call("resource.list", Json::object()); };
+    const Json idle = list();
+    const Json inventory = ResourceSet::parse(read_file(resources())).value().to_json();
+    EXPECT_EQ(idle.at("all"), inventory);
+    EXPECT_EQ(idle.at("free"), inventory);
+    EXPECT_EQ(ResourceSet::from_json(idle.at("allocated")).value().nnodes(), 0u);
+    EXPECT_EQ(ResourceSet::from_json(idle.at("down")).value().nnodes(), 0u);
+    const JobId one = submit(jobspec({"sleep", "100"}));
+    ASSERT_TRUE(started(one));
+    const Json busy = list();
+    const auto allocated = ResourceSet::from_json(busy.at("allocated")).value();
+    const auto free = ResourceSet::from_json(busy.at("free")).value();
+    EXPECT_EQ(allocated.ncores(), 1u);
+    EXPECT_EQ(free.ncores(), 1u);
+    EXPECT_EQ(allocated.nodelist().encode(), host_);
+    EXPECT_EQ(free.nodelist().encode(), host_);
+    EXPECT_EQ(call("job.cancel", {{"id", one}}), Json::object());
+    wait(one);
+    EXPECT_EQ(list(), idle);
 }
 
 TEST_F(Jobs, KillSendsTheSignalToTheTasks) {

@@ -53,7 +53,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # The commands whose --help examples run in an instance.
-instance_commands='submit|attach|jobs|info|eventlog|wait|kill|cancel|purge|urgency|alloc|batch|job'
+instance_commands='submit|attach|jobs|info|eventlog|wait|kill|cancel|purge|urgency|alloc|batch|job|resource list|resource'
 
 # What the --help examples of a command take as given, made before them: the
 # jobs they name, with those ids, in the states they show.
@@ -75,7 +75,7 @@ declare -A help_setup=(
 # and the example runs (and fails) again, to be looked at.
 declare -A help_not_run=(
     ['help:start:19']='an interactive shell'
-    ['help:alloc:25']='an interactive shell'
+    ['help:alloc:27']='an interactive shell'
 )
 
 host=$(hostname)
