@@ -108,7 +108,8 @@ Job options:
   --prtemca NAME VALUE   accepted and ignored, with a note
   --uri URI              run in this instance (default: $GANTRY_URI)
   --                     ends the options: what follows is the command
-Values: -n 4, -n4, -n=4, --np=4.
+Values: -n 4, -n4, -n=4, --np=4. Open MPI's one-dash long forms too: -map-by,
+-bind-to, -host, -hostfile, -oversubscribe, -tag-output, -mca...
 Scheduling options (inside an instance only):
   -N, --nodes N          nodes to allocate (default: as many as the tasks need)
   -c, --cores-per-task, --cpus-per-task N

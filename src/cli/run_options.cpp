@@ -149,15 +149,15 @@ const Parser::Option Parser::kOptions[] = {
     // Each app's: its task count and policies.
     {"-n --np -np --n --ntasks", 1, Scope::kApp,
      [](Parser& p, const Given& g) { return p.set_task_count(g); }},
-    {"--map-by --mapby", 1, Scope::kApp, [](Parser& p, const Given& g) { return p.set_map_by(g); }},
-    {"--rank-by --rankby", 1, Scope::kApp,
+    {"--map-by --mapby -map-by", 1, Scope::kApp, [](Parser& p, const Given& g) { return p.set_map_by(g); }},
+    {"--rank-by --rankby -rank-by", 1, Scope::kApp,
      [](Parser& p, const Given& g) {
          return p.set_policy(p.app().rank_by, checked(parse_rank_by(g.value)), g, "--rank-by");
      }},
-    {"--bind-to --bindto", 1, Scope::kApp,
+    {"--bind-to --bindto -bind-to", 1, Scope::kApp,
      [](Parser& p, const Given& g) { return p.set_bind_to(g); }},
     // MPICH's -ppn, Open MPI's --npernode, srun's --ntasks-per-node.
-    {"-ppn --npernode --ntasks-per-node --tasks-per-node", 1, Scope::kApp,
+    {"-ppn --npernode -npernode --ntasks-per-node --tasks-per-node", 1, Scope::kApp,
      [](Parser& p, const Given& g) {
          if (!integer_of(g.value, 1, 1u << 30))
              return Status(p.error_in(g.name + " needs a task count", g.value));
@@ -188,7 +188,7 @@ const Parser::Option Parser::kOptions[] = {
          return ok();
      }},
     {"--export", 1, Scope::kApp, [](Parser& p, const Given& g) { return p.set_export(g); }},
-    {"--mca --gmca", 2, Scope::kApp,
+    {"--mca -mca --gmca -gmca", 2, Scope::kApp,
      [](Parser& p, const Given& g) {
          p.add_env(Jobspec::EnvRule::Kind::kSet, "OMPI_MCA_" + g.value + "=" + g.second);
          return ok();
@@ -219,12 +219,12 @@ const Parser::Option Parser::kOptions[] = {
      }},
     {"-genvall", 0, Scope::kJob, [](Parser&, const Given&) { return ok(); }},
     // Hosts: the job's, or a later app's.
-    {"-H --host -hosts --hosts", 1, Scope::kHosts,
+    {"-H --host -host -hosts --hosts", 1, Scope::kHosts,
      [](Parser& p, const Given& g) {
          p.set_hosts(g);
          return ok();
      }},
-    {"--hostfile --machinefile -machinefile -f", 1, Scope::kHosts,
+    {"--hostfile -hostfile --machinefile -machinefile -f", 1, Scope::kHosts,
      [](Parser& p, const Given& g) {
          p.set_hostfile(g);
          return ok();
@@ -236,33 +236,33 @@ const Parser::Option Parser::kOptions[] = {
          p.spec().job.topology = g.value;
          return ok();
      }},
-    {"--rankfile", 1, Scope::kJob,
+    {"--rankfile -rankfile", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          p.spec().job.rankfile = g.value;
          return ok();
      }},
-    {"--oversubscribe --overcommit -O", 0, Scope::kJob,
+    {"--oversubscribe -oversubscribe --overcommit -O", 0, Scope::kJob,
      [](Parser& p, const Given&) {
          p.spec().job.oversubscribe = true;
          return ok();
      }},
-    {"--nolocal", 0, Scope::kJob,
+    {"--nolocal -nolocal", 0, Scope::kJob,
      [](Parser& p, const Given&) {
          p.spec().job.nolocal = true;
          return ok();
      }},
-    {"--use-hwthread-cpus", 0, Scope::kJob,
+    {"--use-hwthread-cpus -use-hwthread-cpus", 0, Scope::kJob,
      [](Parser& p, const Given&) {
          p.spec().job.hwthread_cpus = true;
          return ok();
      }},
     {"--display", 1, Scope::kJob, [](Parser& p, const Given& g) { return p.add_display(g); }},
-    {"--display-map", 0, Scope::kJob,
+    {"--display-map -display-map", 0, Scope::kJob,
      [](Parser& p, const Given&) {
          p.show("map");
          return ok();
      }},
-    {"--report-bindings", 0, Scope::kJob,
+    {"--report-bindings -report-bindings", 0, Scope::kJob,
      [](Parser& p, const Given&) {
          p.show("bindings");
          return ok();
@@ -280,7 +280,7 @@ const Parser::Option Parser::kOptions[] = {
          p.command_.dry_run = true;
          return ok();
      }},
-    {"--prtemca", 2, Scope::kJob,
+    {"--prtemca -prtemca", 2, Scope::kJob,
      [](Parser& p, const Given& g) {
          p.command_.notes.push_back(p.domain_ + ": --prtemca " + g.value +
                                     " ignored: gantry is not PRRTE (its own options set what "
@@ -288,7 +288,7 @@ const Parser::Option Parser::kOptions[] = {
          return ok();
      }},
     // The job's input and output.
-    {"-l --label-io --label --tag-output", 0, Scope::kJob,
+    {"-l --label-io --label --tag-output -tag-output", 0, Scope::kJob,
      [](Parser& p, const Given&) {
          p.spec().attributes.label_io = true;
          return ok();
@@ -313,17 +313,17 @@ const Parser::Option Parser::kOptions[] = {
          p.spec().attributes.input = g.value;
          return ok();
      }},
-    {"--timestamp-output", 0, Scope::kJob,
+    {"--timestamp-output -timestamp-output", 0, Scope::kJob,
      [](Parser& p, const Given&) {
          p.spec().attributes.timestamp_output = true;
          return ok();
      }},
-    {"--output-filename", 1, Scope::kJob,
+    {"--output-filename -output-filename", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          p.spec().attributes.output_dir = g.value;
          return ok();
      }},
-    {"--merge-stderr-to-stdout", 0, Scope::kJob,
+    {"--merge-stderr-to-stdout -merge-stderr-to-stdout", 0, Scope::kJob,
      [](Parser& p, const Given&) {
          p.spec().attributes.merge_stderr = true;
          return ok();

@@ -340,6 +340,25 @@ TEST(ParseRunCommand, OpenMpiOutputOptions) {
               "run: --timestamp-output takes no value in \"--timestamp-output=yes\"");
 }
 
+// Open MPI 4.1 still reads its long options with one dash, and scripts
+// written for it do: `mpirun -np 2 -map-by core -bind-to core ...`.
+TEST(ParseRunCommand, OpenMpiSingleDashLongOptions) {
+    const auto run = parse("run", {"-np", "2", "-map-by", "core", "-rank-by", "slot", "-bind-to",
+                                   "core", "-host", "a:2", "-oversubscribe", "-report-bindings",
+                                   "-display-map", "-tag-output", "-mca", "btl", "self", "./x"});
+    ASSERT_TRUE(run) << run.error().str();
+    const Jobspec& spec = run->jobspec;
+    EXPECT_EQ(spec.apps[0].map_by, "core");
+    EXPECT_EQ(spec.apps[0].rank_by, "slot");
+    EXPECT_EQ(spec.apps[0].bind_to, "core");
+    EXPECT_EQ(spec.job.hosts, "a:2");
+    EXPECT_TRUE(spec.job.oversubscribe);
+    EXPECT_EQ(spec.job.display, (std::vector<std::string>{"bindings", "map"}));
+    EXPECT_TRUE(spec.attributes.label_io);
+    EXPECT_EQ(spec.apps[0].env,
+              (std::vector<Jobspec::EnvRule>{{Jobspec::EnvRule::Kind::kSet, "OMPI_MCA_btl=self"}}));
+}
+
 // `--` ends a segment's options: what follows is the command, even when it
 // begins with '-'; `:` still starts the next app.
 TEST(ParseRunCommand, DoubleDashEndsTheOptions) {
