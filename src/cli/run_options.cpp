@@ -93,6 +93,30 @@ private:
     };
     static const Option kOptions[];
 
+    // The actions of options that only set one field of the jobspec: `Part`
+    // is its job, resources or attributes, `Field` a member of that part.
+    template <auto Part, auto Field>
+    static Status set_true(Parser& p, const Given&) {
+        (p.spec().*Part).*Field = true;
+        return {};
+    }
+    template <auto Part, auto Field>
+    static Status set_text(Parser& p, const Given& g) {
+        (p.spec().*Part).*Field = g.value;
+        return {};
+    }
+    // --env, --env-remove, --env-file: one rule of that kind, as given.
+    template <Jobspec::EnvRule::Kind Kind>
+    static Status add_rule(Parser& p, const Given& g) {
+        p.add_env(Kind, g.value);
+        return {};
+    }
+    // -env and -genv NAME VALUE: NAME=VALUE.
+    static Status set_pair(Parser& p, const Given& g) {
+        p.add_env(Jobspec::EnvRule::Kind::kSet, g.value + "=" + g.second);
+        return {};
+    }
+
     // An argv word read as an option: its table entry, the name as spelled,
     // and a value given in the same word (`--np=2`, `-n2`).
     struct Found {
@@ -168,25 +192,13 @@ const Parser::Option Parser::kOptions[] = {
      }},
     // Each app's environment and directory.
     {"--env -x", 1, Scope::kApp,
-     [](Parser& p, const Given& g) {
-         p.add_env(Jobspec::EnvRule::Kind::kSet, g.value);
-         return ok();
-     }},
+     add_rule<Jobspec::EnvRule::Kind::kSet>},
     {"-env", 2, Scope::kApp,
-     [](Parser& p, const Given& g) {
-         p.add_env(Jobspec::EnvRule::Kind::kSet, g.value + "=" + g.second);
-         return ok();
-     }},
+     set_pair},
     {"--env-remove", 1, Scope::kApp,
-     [](Parser& p, const Given& g) {
-         p.add_env(Jobspec::EnvRule::Kind::kRemove, g.value);
-         return ok();
-     }},
+     add_rule<Jobspec::EnvRule::Kind::kRemove>},
     {"--env-file", 1, Scope::kApp,
-     [](Parser& p, const Given& g) {
-         p.add_env(Jobspec::EnvRule::Kind::kFile, g.value);
-         return ok();
-     }},
+     add_rule<Jobspec::EnvRule::Kind::kFile>},
     {"--export", 1, Scope::kApp, [](Parser& p, const Given& g) { return p.set_export(g); }},
     {"--mca -mca --gmca -gmca", 2, Scope::kApp,
      [](Parser& p, const Given& g) {
@@ -200,10 +212,7 @@ const Parser::Option Parser::kOptions[] = {
      }},
     // MPICH's environment options of the whole job.
     {"-genv", 2, Scope::kJob,
-     [](Parser& p, const Given& g) {
-         p.add_env(Jobspec::EnvRule::Kind::kSet, g.value + "=" + g.second);
-         return ok();
-     }},
+     set_pair},
     {"-genvlist", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          std::istringstream names(g.value);
@@ -232,30 +241,15 @@ const Parser::Option Parser::kOptions[] = {
     // The job's mapping.
     {"--resources", 1, Scope::kJob, [](Parser& p, const Given& g) { return p.set_resources(g); }},
     {"--topology", 1, Scope::kJob,
-     [](Parser& p, const Given& g) {
-         p.spec().job.topology = g.value;
-         return ok();
-     }},
+     set_text<&Jobspec::job, &Jobspec::Job::topology>},
     {"--rankfile -rankfile", 1, Scope::kJob,
-     [](Parser& p, const Given& g) {
-         p.spec().job.rankfile = g.value;
-         return ok();
-     }},
+     set_text<&Jobspec::job, &Jobspec::Job::rankfile>},
     {"--oversubscribe -oversubscribe --overcommit -O", 0, Scope::kJob,
-     [](Parser& p, const Given&) {
-         p.spec().job.oversubscribe = true;
-         return ok();
-     }},
+     set_true<&Jobspec::job, &Jobspec::Job::oversubscribe>},
     {"--nolocal -nolocal", 0, Scope::kJob,
-     [](Parser& p, const Given&) {
-         p.spec().job.nolocal = true;
-         return ok();
-     }},
+     set_true<&Jobspec::job, &Jobspec::Job::nolocal>},
     {"--use-hwthread-cpus -use-hwthread-cpus", 0, Scope::kJob,
-     [](Parser& p, const Given&) {
-         p.spec().job.hwthread_cpus = true;
-         return ok();
-     }},
+     set_true<&Jobspec::job, &Jobspec::Job::hwthread_cpus>},
     {"--display", 1, Scope::kJob, [](Parser& p, const Given& g) { return p.add_display(g); }},
     {"--display-map -display-map", 0, Scope::kJob,
      [](Parser& p, const Given&) {
@@ -289,15 +283,9 @@ const Parser::Option Parser::kOptions[] = {
      }},
     // The job's input and output.
     {"-l --label-io --label --tag-output -tag-output", 0, Scope::kJob,
-     [](Parser& p, const Given&) {
-         p.spec().attributes.label_io = true;
-         return ok();
-     }},
+     set_true<&Jobspec::attributes, &Jobspec::Attributes::label_io>},
     {"-u --unbuffered", 0, Scope::kJob,
-     [](Parser& p, const Given&) {
-         p.spec().attributes.unbuffered = true;
-         return ok();
-     }},
+     set_true<&Jobspec::attributes, &Jobspec::Attributes::unbuffered>},
     {"-o --output", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          p.spec().attributes.output = g.value;
@@ -309,25 +297,13 @@ const Parser::Option Parser::kOptions[] = {
          return shell::check_template(p.domain_, "--error", g.value);
      }},
     {"-i --input", 1, Scope::kJob,
-     [](Parser& p, const Given& g) {
-         p.spec().attributes.input = g.value;
-         return ok();
-     }},
+     set_text<&Jobspec::attributes, &Jobspec::Attributes::input>},
     {"--timestamp-output -timestamp-output", 0, Scope::kJob,
-     [](Parser& p, const Given&) {
-         p.spec().attributes.timestamp_output = true;
-         return ok();
-     }},
+     set_true<&Jobspec::attributes, &Jobspec::Attributes::timestamp_output>},
     {"--output-filename -output-filename", 1, Scope::kJob,
-     [](Parser& p, const Given& g) {
-         p.spec().attributes.output_dir = g.value;
-         return ok();
-     }},
+     set_text<&Jobspec::attributes, &Jobspec::Attributes::output_dir>},
     {"--merge-stderr-to-stdout -merge-stderr-to-stdout", 0, Scope::kJob,
-     [](Parser& p, const Given&) {
-         p.spec().attributes.merge_stderr = true;
-         return ok();
-     }},
+     set_true<&Jobspec::attributes, &Jobspec::Attributes::merge_stderr>},
     // The job's limits and name.
     {"-t --time-limit", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
@@ -346,20 +322,14 @@ const Parser::Option Parser::kOptions[] = {
          return ok();
      }},
     {"-K --kill-on-bad-exit", 0, Scope::kJob,
-     [](Parser& p, const Given&) {
-         p.spec().attributes.kill_on_bad_exit = true;
-         return ok();
-     }},
+     set_true<&Jobspec::attributes, &Jobspec::Attributes::kill_on_bad_exit>},
     {"--rlimit", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          p.spec().attributes.rlimits.push_back(g.value);
          return ok();
      }},
     {"--umask", 1, Scope::kJob,
-     [](Parser& p, const Given& g) {
-         p.spec().attributes.umask = g.value;
-         return ok();
-     }},
+     set_text<&Jobspec::attributes, &Jobspec::Attributes::umask>},
     {"-J --job-name", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          if (g.value.empty())
@@ -394,10 +364,7 @@ const Parser::Option Parser::kOptions[] = {
          return p.set_count(p.spec().resources.gpus_per_task, 0, g, "a GPU count");
      }},
     {"--exclusive", 0, Scope::kScheduling,
-     [](Parser& p, const Given&) {
-         p.spec().resources.exclusive = true;
-         return ok();
-     }},
+     set_true<&Jobspec::resources, &Jobspec::Resources::exclusive>},
     {"--urgency", 1, Scope::kScheduling,
      [](Parser& p, const Given& g) {
          const auto urgency = urgency_of(g.value);
