@@ -726,9 +726,11 @@ TEST_F(Jobs, ResourceListSaysWhatJobsHold) {
 TEST_F(Jobs, KillSendsTheSignalToTheTasks) {
     // The task's process group gets the signal: its child ignores it (set
     // before the fork, kept across exec), so that only the task's trap acts.
+    // `ready` is made by the shell itself: a `touch` still exiting when the
+    // signal comes would die of it (a trapped signal is default in children).
     const JobId id =
         submit(sh("trap '' USR1; sleep 100 & pid=$!; trap 'echo got; kill $pid; exit 0' USR1; "
-                  "touch ready; wait $pid"));
+                  ": >ready; wait $pid"));
     ASSERT_TRUE(eventually([&] { return exists(file("ready")); }));
     EXPECT_EQ(call("job.kill", {{"id", id}, {"signal", SIGUSR1}}), Json::object());
     const Json summary = wait(id);
