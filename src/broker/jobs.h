@@ -65,6 +65,7 @@
 #include <string>
 
 #include "broker/broker.h"
+#include "broker/exec_service.h"
 #include "broker/store.h"
 #include "formats/rset.h"
 #include "util/error.h"
@@ -77,11 +78,6 @@ struct JobCounts {
     std::size_t running = 0;  // RUN, CLEANUP
     std::size_t inactive = 0;
 };
-
-// Tasks on a rank that no broker serves would never start: an error naming
-// those ranks of R (message: "R names ranks 1-3, where no broker runs (this
-// instance has one broker, rank 0)"), if it has any. Only rank 0 has one.
-Status check_ranks_have_brokers(const ResourceSet& R);
 
 class JobManager {
 public:

@@ -14,7 +14,13 @@ namespace {
 
 constexpr const char* kDomain = "store";
 
+// SQLite or the file system failed: a system error, which may pass.
 Error failure(std::string_view what, std::string_view message) {
+    return Error::system(kDomain, std::string(what) + " failed: " + std::string(message));
+}
+
+// The file is not what a job store must be: the caller named the wrong one.
+Error refusal(std::string_view what, std::string_view message) {
     return Error(kDomain, std::string(what) + " failed: " + std::string(message));
 }
 
@@ -23,7 +29,7 @@ std::string job_name(JobId id) {
 }
 
 Error no_job(JobId id) {
-    return Error(kDomain, "no " + job_name(id));
+    return Error::not_found(kDomain, "no " + job_name(id));
 }
 
 // The schema of version 1: created in one transaction on first open.
@@ -535,13 +541,13 @@ struct Store::Impl {
         const std::int64_t count = (*tables)->int64(0);
         if (found == 0 && count == 0) {
             if (options.read_only)
-                return failure(what, "it holds no job records yet");
+                return refusal(what, "it holds no job records yet");
             return db.exec(what, kSchema);
         }
         if (found == 0)
-            return failure(what, "it is an SQLite database but not a job store");
+            return refusal(what, "it is an SQLite database but not a job store");
         if (found > kSchemaVersion)
-            return failure(what, "its schema version " + std::to_string(found) +
+            return refusal(what, "its schema version " + std::to_string(found) +
                                      " is newer than this gantry's (" +
                                      std::to_string(kSchemaVersion) + "): use a newer gantry");
         if (found != kSchemaVersion)

@@ -24,6 +24,7 @@
 #include "formats/idset.h"
 #include "formats/rset.h"
 #include "shell/exit_status.h"
+#include "util/duration.h"
 
 namespace gantry::cli {
 
@@ -131,11 +132,6 @@ Exit status: 0 on success; 1 when the instance cannot be reached or
 refuses (gantry: job 9: no such job); 2 on bad options or a bad job id.)";
 
 // --- Times ---------------------------------------------------------------------
-
-double now_seconds() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string printf_text(const char* format, double value) {
     char text[64];
@@ -362,7 +358,7 @@ std::string job_field(const Json& job, const std::string& field, double now) {
 
 void print_jobs(const Json& jobs, const OutputFormat& format, bool header) {
     const std::vector<std::string> fields = format.fields();
-    const double now = now_seconds();
+    const double now = epoch_seconds();
     std::vector<std::vector<std::string>> rows;
     for (const Json& job : jobs) {
         std::vector<std::string>& row = rows.emplace_back();

@@ -34,11 +34,6 @@ std::optional<std::uint64_t> integer_of(std::string_view text, std::uint64_t lea
     return value;
 }
 
-double now_in_seconds() {
-    using std::chrono::duration;
-    return duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 double seconds_of(std::chrono::milliseconds duration) {
     return static_cast<double>(duration.count()) / 1e3;
 }
@@ -572,7 +567,7 @@ Status Parser::set_begin_time(const Given& given) {
         auto delay = parse_duration(domain_, std::string_view(value).substr(1));
         if (!delay)
             return bad();
-        spec().attributes.begin_time = now_in_seconds() + seconds_of(*delay);
+        spec().attributes.begin_time = epoch_seconds() + seconds_of(*delay);
         return {};
     }
     double seconds = 0;

@@ -130,4 +130,9 @@ std::string format_duration(std::chrono::milliseconds duration) {
     return std::to_string(ms) + "ms";
 }
 
+double epoch_seconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 }  // namespace gantry

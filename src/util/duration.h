@@ -20,6 +20,10 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view domain, std::s
 // it (`90s`, `2h`, `1d`); `unlimited` or `infinite` for none (0).
 Result<std::chrono::milliseconds> parse_time_limit(std::string_view domain, std::string_view text);
 
+// The wall clock as seconds since the epoch, as job records and
+// time limits count it.
+double epoch_seconds();
+
 // The shortest exact spelling: 500ms, 30s, 90s, 5m, 1h, 36h.
 std::string format_duration(std::chrono::milliseconds duration);
 

@@ -14,11 +14,23 @@
 
 namespace gantry {
 
+// What kind of failure an error is, so that a caller can act on it without
+// reading its words: a bad input is the caller's to fix, a missing thing may
+// be expected (a purged job), and a system failure (I/O, SQLite, a system
+// call) is the machine's: it may pass, and it is reported as what it is.
+enum class ErrorKind { kInvalid, kNotFound, kSystem };
+
 class Error {
 public:
     // `domain` names the format or component ("idset", "hostlist", "R").
-    Error(std::string domain, std::string message)
-        : domain_(std::move(domain)), message_(std::move(message)) {}
+    Error(std::string domain, std::string message, ErrorKind kind = ErrorKind::kInvalid)
+        : domain_(std::move(domain)), message_(std::move(message)), kind_(kind) {}
+    static Error not_found(std::string domain, std::string message) {
+        return Error(std::move(domain), std::move(message), ErrorKind::kNotFound);
+    }
+    static Error system(std::string domain, std::string message) {
+        return Error(std::move(domain), std::move(message), ErrorKind::kSystem);
+    }
 
     // An error about `input` as a whole: `idset: bad thing in "input"`.
     static Error in(std::string domain, std::string message, std::string_view input);
@@ -30,6 +42,9 @@ public:
     const std::string& message() const { return message_; }
     const std::optional<std::string>& input() const { return input_; }
     const std::optional<std::size_t>& offset() const { return offset_; }
+    ErrorKind kind() const { return kind_; }
+    bool is_not_found() const { return kind_ == ErrorKind::kNotFound; }
+    bool is_system() const { return kind_ == ErrorKind::kSystem; }
 
     // One printable line, the input quoted with control bytes escaped and
     // long inputs shortened so that a message never spans lines.
@@ -42,6 +57,7 @@ private:
     std::string message_;
     std::optional<std::string> input_;
     std::optional<std::size_t> offset_;
+    ErrorKind kind_ = ErrorKind::kInvalid;
 };
 
 // Thrown by Result::value() on an error: a programming error in the caller,

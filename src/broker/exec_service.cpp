@@ -1,0 +1,177 @@
+#include "broker/exec_service.h"
+
+#include <sys/wait.h>
+
+#include <optional>
+#include <vector>
+
+#include <asio/post.hpp>
+
+#include "broker/exec.h"
+#include "shell/exit_status.h"
+
+namespace gantry::broker {
+
+namespace {
+
+// One shell of an execution, on one broker rank.
+struct RankShell {
+    std::uint32_t rank = 0;
+    std::unique_ptr<ShellProcess> process;
+    bool started = false;
+    bool ended = false;
+};
+
+class LocalExecution : public Execution {
+public:
+    LocalExecution(asio::io_context& loop, JobId job, ExecEvents events)
+        : loop_(loop), job_(job), events_(std::move(events)) {}
+
+    Status start_shell(const std::string& program, std::uint32_t rank, const Json& header) {
+        shells_.push_back(RankShell{rank, nullptr});
+        const std::size_t index = shells_.size() - 1;
+        ShellProcess::Handlers handlers{
+            [this, index](shell::records::Record&& record) { on_record(index, std::move(record)); },
+            [this](const Error& error) { events_.exception(error); },
+            [this, index](int wait_status) { on_shell_end(index, wait_status); },
+        };
+        auto process = ShellProcess::start(loop_, program, header, std::move(handlers));
+        if (!process) {
+            shells_.pop_back();
+            return process.error();
+        }
+        shells_.back().process = std::move(*process);
+        return {};
+    }
+
+    void signal(int number) override {
+        for (RankShell& shell : shells_)
+            if (!shell.ended)
+                shell.process->signal(number);
+    }
+    void terminate() override {
+        for (RankShell& shell : shells_)
+            if (!shell.ended)
+                shell.process->terminate();
+    }
+    // Rank 0 of the job, and whoever --input names, are on the first shell.
+    Status write_stdin(std::string_view bytes) override {
+        return shells_.front().process->write_stdin(bytes);
+    }
+    void close_stdin() override { shells_.front().process->close_stdin(); }
+
+private:
+    void on_record(std::size_t index, shell::records::Record&& record) {
+        RankShell& shell = shells_[index];
+        using Kind = shell::records::Record::Kind;
+        switch (record.kind) {
+            case Kind::Stdout:
+            case Kind::Stderr:
+            case Kind::Message: {
+                const auto kind = record.kind == Kind::Stdout   ? ShellOutput::Kind::kStdout
+                                  : record.kind == Kind::Stderr ? ShellOutput::Kind::kStderr
+                                                                : ShellOutput::Kind::kMessage;
+                events_.output(
+                    ShellOutput{job_, shell.rank, kind, record.rank, std::move(record.bytes)});
+                break;
+            }
+            case Kind::Started:
+                shell.started = true;
+                if (!started_ && all_shells([](const RankShell& s) { return s.started; })) {
+                    started_ = true;
+                    events_.started();
+                }
+                break;
+            case Kind::Exit:
+                events_.task_end(TaskEnd{job_, shell.rank, record.rank, record.wait_status});
+                break;
+        }
+    }
+
+    void on_shell_end(std::size_t index, int wait_status) {
+        RankShell& shell = shells_[index];
+        shell.ended = true;
+        if (!status_ || shell::exit_code_of(*status_) == 0)
+            status_ = wait_status;
+        events_.released(shell.rank);
+        if (!all_shells([](const RankShell& s) { return s.ended; }))
+            return;
+        // Posted: the job manager lets go of this execution when it hears
+        // of its end, which must not happen inside a shell's own callback.
+        asio::post(loop_, [finished = events_.finished, status = *status_,
+                           alive = std::weak_ptr<bool>(alive_)] {
+            if (alive.lock())
+                finished(status);
+        });
+    }
+
+    template <class Test>
+    bool all_shells(Test test) const {
+        for (const RankShell& shell : shells_)
+            if (!test(shell))
+                return false;
+        return true;
+    }
+
+    asio::io_context& loop_;
+    JobId job_;
+    ExecEvents events_;
+    std::vector<RankShell> shells_;
+    bool started_ = false;
+    std::optional<int> status_;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+class LocalExecService : public ExecService {
+public:
+    LocalExecService(asio::io_context& loop, std::string program, std::uint32_t own_rank,
+                     std::string topology_xml)
+        : loop_(loop),
+          program_(std::move(program)),
+          own_rank_(own_rank),
+          topology_xml_(std::move(topology_xml)) {}
+
+    Result<std::unique_ptr<Execution>> start(const ExecRequest& request,
+                                             ExecEvents events) override {
+        if (auto served = check_ranks_have_brokers(request.R); !served)
+            return Error("job " + std::to_string(request.job), served.error().message());
+        auto execution = std::make_unique<LocalExecution>(loop_, request.job, std::move(events));
+        const Json header = {{"id", std::to_string(request.job)},
+                             {"rank", own_rank_},
+                             {"jobspec", request.jobspec},
+                             {"R", request.R.to_json()},
+                             {"topology", topology_xml_}};
+        if (auto started = execution->start_shell(program_, own_rank_, header); !started)
+            return started.error();
+        return std::unique_ptr<Execution>(std::move(execution));
+    }
+
+private:
+    asio::io_context& loop_;
+    std::string program_;
+    std::uint32_t own_rank_;
+    std::string topology_xml_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExecService> make_local_exec_service(asio::io_context& loop,
+                                                     std::string shell_program,
+                                                     std::uint32_t own_rank,
+                                                     std::string topology_xml) {
+    return std::make_unique<LocalExecService>(loop, std::move(shell_program), own_rank,
+                                              std::move(topology_xml));
+}
+
+Status check_ranks_have_brokers(const ResourceSet& R) {
+    // The ranks with a broker to start job shells: this one alone, until
+    // brokers on other nodes join an instance.
+    const IdSet unserved = R.ranks() - IdSet{0};
+    if (unserved.empty())
+        return {};
+    return Error("", "R names rank" + std::string(unserved.count() > 1 ? "s " : " ") +
+                         unserved.encode() +
+                         ", where no broker runs (this instance has one broker, rank 0)");
+}
+
+}  // namespace gantry::broker

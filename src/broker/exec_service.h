@@ -1,0 +1,112 @@
+// The exec service: the job manager asks it to run a job's tasks on an R
+// and it answers with a small stream of events, as flux-core's job-exec
+// answers its job manager:
+//
+//   started     once: the shells of every rank of R have started their tasks
+//   released    per broker rank: that rank's shell has ended, its part of R
+//               is free again
+//   exception   the execution failed (a shell could not start, or broke);
+//               `finished` still follows
+//   finished    once, last: every shell has ended; the job's wait status
+//               (the first failing shell's, else the last's)
+//
+// Beside the events, the tasks' output, the shells' own messages and each
+// task's end flow back as they come, each naming the job and the broker rank
+// of the shell that sent it. The job manager never sees a process: it holds
+// an Execution, through which it signals the tasks, ends them and feeds
+// their stdin.
+//
+// LocalExecService runs the shells of this broker's own rank as its child
+// processes (src/broker/exec.h). The shells of other ranks will be started
+// by their brokers, with the same events coming back over the overlay.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <asio/io_context.hpp>
+
+#include "broker/store.h"
+#include "formats/rset.h"
+#include "util/error.h"
+#include "util/json.h"
+
+namespace gantry::broker {
+
+// Bytes a shell sent: a task's output, or the shell's own message.
+struct ShellOutput {
+    enum class Kind { kStdout, kStderr, kMessage };
+    JobId job = 0;
+    std::uint32_t shell_rank = 0;  // the broker rank of the shell that sent it
+    Kind kind = Kind::kStdout;
+    std::uint32_t task_rank = 0;  // the task's rank in the execution (not for kMessage)
+    std::string bytes;
+};
+
+// A task of an execution has been reaped.
+struct TaskEnd {
+    JobId job = 0;
+    std::uint32_t shell_rank = 0;
+    std::uint32_t task_rank = 0;  // in the execution
+    int wait_status = 0;          // as waitpid gave it
+};
+
+struct ExecEvents {
+    std::function<void()> started;
+    std::function<void(std::uint32_t rank)> released;
+    std::function<void(const Error& error)> exception;
+    std::function<void(int wait_status)> finished;
+    std::function<void(const ShellOutput& output)> output;
+    std::function<void(const TaskEnd& end)> task_end;
+};
+
+// What to run: the job's tasks as `jobspec` (placed) says, inside `R`.
+struct ExecRequest {
+    JobId job = 0;
+    ResourceSet R;
+    Json jobspec = Json::object();
+};
+
+// One running execution. Destroying it kills what is left of it at once
+// (the instance is going away); terminate() is the orderly end.
+class Execution {
+public:
+    virtual ~Execution() = default;
+    // Every task's process group gets `number`.
+    virtual void signal(int number) = 0;
+    // SIGTERM to every task, SIGKILL after the job's kill timeout.
+    virtual void terminate() = 0;
+    // Bytes for the tasks that read stdin (rank 0's shell's), and its end.
+    virtual Status write_stdin(std::string_view bytes) = 0;
+    virtual void close_stdin() = 0;
+};
+
+class ExecService {
+public:
+    virtual ~ExecService() = default;
+    // Starts `request`'s shells. Events come later, on the loop, never from
+    // within this call. Errors: R names a rank where no broker runs, or the
+    // shell of this rank cannot be started.
+    virtual Result<std::unique_ptr<Execution>> start(const ExecRequest& request,
+                                                     ExecEvents events) = 0;
+};
+
+// Shells as child processes of this broker, which is rank `own_rank` of its
+// instance and, until brokers join over the overlay, the only one: R may
+// name no other rank. `shell_program` is the gantry executable, run as
+// `gantry job-shell`; `topology_xml` is this rank's topology, given to the
+// shells so that they map the job as the job manager did.
+std::unique_ptr<ExecService> make_local_exec_service(asio::io_context& loop,
+                                                     std::string shell_program,
+                                                     std::uint32_t own_rank,
+                                                     std::string topology_xml);
+
+// Tasks on a rank that no broker serves would never start: an error naming
+// those ranks of R (message: "R names ranks 1-3, where no broker runs (this
+// instance has one broker, rank 0)"), if it has any. Only rank 0 has one.
+Status check_ranks_have_brokers(const ResourceSet& R);
+
+}  // namespace gantry::broker

@@ -1,0 +1,152 @@
+#include "broker/job_manager.h"
+
+#include "broker/job_params.h"
+#include "mapper/jobspec_map.h"
+#include "util/duration.h"
+
+namespace gantry::broker {
+
+// --- Checks -------------------------------------------------------------------
+
+// The scheduler's request of a jobspec.
+Request request_of(const Jobspec& spec) {
+    Request request;
+    request.nodes = spec.resources.nodes;
+    std::uint32_t ntasks = 0;
+    for (const Jobspec::App& app : spec.apps)
+        ntasks += app.ntasks;
+    // Oversubscribed tasks share the slots asked for, as Slurm's --overcommit.
+    const bool shared = spec.job.oversubscribe && spec.resources.ntasks > 0;
+    request.ntasks = shared ? spec.resources.ntasks : std::max(ntasks, spec.resources.ntasks);
+    request.cores_per_task = std::max<std::uint32_t>(1, spec.resources.cores_per_task);
+    request.gpus_per_task = spec.resources.gpus_per_task;
+    request.exclusive = spec.resources.exclusive;
+    request.time_limit = spec.attributes.time_limit;
+    return request;
+}
+
+// What an instance accepts of a jobspec: its nodes are the instance's.
+Status check_for_instance(const Jobspec& spec, const std::string& method) {
+    if (!spec.job.hosts.empty() || !spec.job.hostfile.empty())
+        return Error(method,
+                     "-H and --hostfile name hosts; inside an instance the "
+                     "scheduler chooses them (give -N, -n, -c, -g)");
+    if (!spec.job.topology.empty())
+        return Error(method, "--topology simulates nodes, where nothing can run");
+    for (std::size_t k = 1; k < spec.apps.size(); ++k) {
+        if (!spec.apps[k].hosts.empty() || !spec.apps[k].hostfile.empty())
+            return Error(method, "app " + std::to_string(k) +
+                                     ": -H and --hostfile name hosts; inside an instance "
+                                     "the scheduler chooses them");
+        if (spec.apps[k].ntasks == 0 || spec.apps[0].ntasks == 0)
+            return Error(method, "app " + std::to_string(spec.apps[k].ntasks == 0 ? k : 0) +
+                                     " has no -n: every app of an MPMD program needs one "
+                                     "inside an instance");
+    }
+    return {};
+}
+
+// The jobspec the shell runs inside `R`: one task per allocated slot when
+// the command line gave no -n, and -c cores bound to each task.
+Jobspec placed_jobspec(Jobspec spec, const ResourceSet& R) {
+    if (spec.apps.size() == 1 && spec.apps[0].ntasks == 0)
+        spec.apps[0].ntasks = static_cast<std::uint32_t>(
+            std::max<std::int64_t>(1, R.nslots().value_or(static_cast<std::int64_t>(R.nnodes()))));
+    if (spec.resources.cores_per_task > 1 && spec.apps[0].map_by.empty())
+        spec.apps[0].map_by = "slot:PE=" + std::to_string(spec.resources.cores_per_task);
+    return spec;
+}
+
+Result<JobId> JobManager::Impl::submit(const Json& document, const Peer& peer, bool interactive) {
+    auto spec = Jobspec::from_json(document);
+    if (!spec)
+        return spec.error();
+    if (auto status = check_for_instance(*spec, "job.submit"); !status)
+        return status.error();
+    const Request request = request_of(*spec);
+    if (spec->resources.R) {
+        if (!spec->resources.R->diff(inventory).empty())
+            return Error("job.submit", "--resources: not in the instance: " +
+                                           spec->resources.R->diff(inventory).short_form());
+    } else if (auto fits = scheduler.feasible(request); !fits) {
+        return fits.error();
+    }
+    for (const Jobspec::Dependency& dependency : spec->attributes.dependencies) {
+        if (active.contains(dependency.id))
+            continue;
+        if (auto found = store.job(dependency.id); !found) {
+            if (!found.error().is_not_found())
+                return found.error();  // the store cannot tell: not the job's fault
+            return Error("job.submit",
+                         "--dependency=" + std::string(dependency_type_name(dependency.type)) +
+                             ":" + std::to_string(dependency.id) + ": no such job");
+        }
+    }
+    // The policies and options are checked now, on the whole inventory
+    // (or the given R), so that a job that cannot be mapped is refused
+    // rather than failing later.
+    const ResourceSet& pool = spec->resources.R ? *spec->resources.R : inventory;
+    if (auto map = map_jobspec(placed_jobspec(*spec, pool), topology, pool); !map)
+        return map.error();
+
+    NewJob record{spec->encode(),  spec->attributes.name,    peer.uid,
+                  epoch_seconds(), spec->attributes.urgency, interactive};
+    auto id = store.create_job(record);
+    if (!id)
+        return id.error();
+    Active& job = active[*id];
+    job.id = *id;
+    job.spec = std::move(*spec);
+    job.owner = peer.uid;
+    job.interactive = interactive;
+    enter(job, JobState::Depend);
+    touch(job.id);
+    resolve_dependencies(job);
+    return *id;
+}
+
+// The connection of an interactive job's front end has closed: it never
+// starts without it; one running gets the end of its stdin, as a
+// terminal's hangup would give it (it goes on, and keeps its output).
+void JobManager::Impl::front_end_gone(JobId id) {
+    const auto found = active.find(id);
+    if (found == active.end() || !found->second.interactive)
+        return;
+    Active& job = found->second;
+    if (!job.R && !job.manual) {
+        raise(job, "cancel", kFrontEndGone);
+        return;
+    }
+    if (job.execs.empty())
+        job.early_eof = true;
+    else
+        job.execs.front()->execution->close_stdin();
+}
+
+void JobManager::Impl::register_submit_methods() {
+    broker.register_method("job.submit", [this](const api::Request& request, Responder responder) {
+        const auto jobspec = request.params.find("jobspec");
+        if (jobspec == request.params.end()) {
+            responder.error(param_error(request, "\"jobspec\" is missing"));
+            return;
+        }
+        auto interactive = bool_param(request, "interactive");
+        if (!interactive) {
+            responder.error(interactive.error());
+            return;
+        }
+        auto id = submit(*jobspec, responder.peer(), *interactive);
+        if (!id) {
+            responder.error(id.error());
+            return;
+        }
+        if (*interactive)
+            responder.when_disconnected([this, alive = std::weak_ptr<bool>(alive), id = *id] {
+                if (alive.lock())
+                    front_end_gone(id);
+            });
+        responder.result({{"id", *id}});
+    });
+}
+
+}  // namespace gantry::broker
