@@ -1,10 +1,15 @@
-// Fuzzes the PMI-1 server with the bytes of three tasks. The input is cut
-// into chunks at control bytes: \x00-\x03 send the next chunk from that rank
-// (3 is outside the job), \x04 starts a new chunk from the same rank and \x05
-// closes the current rank's socket. Checks that every reply is one line of
-// less than 1024 bytes, that a request gets at most one reply (barrier_out
-// goes to every rank at once), that a rank is never answered after its
+// Fuzzes one node's PMI-1 server with the bytes of its three tasks, ranks 1,
+// 2 and 4 of a job of 5, its barriers completed at once by an owner that
+// adds another node's puts to the node's own. The input is cut into chunks
+// at control bytes: \x00-\x02 send the next chunk from the node's first,
+// second or third task and \x03 from rank 3 (another node's), \x04 starts a
+// new chunk from the same rank and \x05 closes the current rank's socket.
+// Checks that every reply is one line of less than 1024 bytes, that a rank
+// gets no more replies than it sent lines, that a barrier completes only
+// through the owner, answering every open local rank in rank order before
+// the replies held behind it, that a rank is never answered after its
 // protocol error or end of file, and that PMI_process_mapping fits a value.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -17,9 +22,13 @@
 namespace {
 
 using gantry::pmi::Effects;
+using gantry::pmi::KeyValues;
 using gantry::pmi::Server;
 
-constexpr std::uint32_t kTasks = 3;
+constexpr std::uint32_t kJobSize = 5;
+constexpr std::size_t kTasks = 3;
+// By control byte: the node's tasks, then another node's rank.
+constexpr std::array<std::uint32_t, kTasks + 1> kRankOf = {1, 2, 4, 3};
 
 void require(bool condition) {
     if (!condition)
@@ -29,61 +38,94 @@ void require(bool condition) {
 gantry::pmi::JobInfo job() {
     gantry::pmi::JobInfo job;
     job.kvsname = "kvs_fuzz";
-    job.size = kTasks;
-    job.universe_size = kTasks;
-    job.appnum_of_rank = {0, 0, 1};
-    job.server_keys["PMI_process_mapping"] = "(vector,(0,1,3))";
+    job.size = kJobSize;
+    job.universe_size = kJobSize;
+    job.appnum_of_rank = {0, 0, 1, 1, 1};
+    job.server_keys["PMI_process_mapping"] = "(vector,(0,2,2),(1,1,1))";
     job.server_keys["PMI_dead_processes"] = "";
-    job.server_keys["gantry.taskmap"] = "[[0,1,3,1]]";
+    job.server_keys["gantry.taskmap"] = "[[0,2,2,1],[1,1,1,1]]";
+    job.local_ranks = gantry::IdSet{kRankOf[0], kRankOf[1], kRankOf[2]};
     return job;
+}
+
+// The task of `rank` on this node, or kTasks.
+std::size_t task_of(std::uint32_t rank) {
+    return static_cast<std::size_t>(std::find(kRankOf.begin(), kRankOf.begin() + kTasks, rank) -
+                                    kRankOf.begin());
 }
 
 struct Harness {
     Server server{job()};
     std::array<bool, kTasks> closed{};
+    std::array<std::size_t, kTasks> lines_sent{};
+    std::array<std::size_t, kTasks> replies{};
 
-    void send(std::uint32_t rank, std::string_view chunk) {
-        const bool was_closed = rank < kTasks && closed[rank];
+    void send(std::size_t task, std::string_view chunk) {
+        const std::uint32_t rank = kRankOf[task];
         const Effects effects = server.receive(rank, chunk);
-        if (rank >= kTasks) {
-            require(effects.protocol_error.has_value() && effects.replies.empty());
+        if (task == kTasks) {
+            require(effects.protocol_error.has_value() && effects.replies.empty() &&
+                    !effects.local_barrier);
             return;
         }
-        if (was_closed) {
-            require(effects.replies.empty() && !effects.protocol_error && !effects.abort_exit_code);
+        if (closed[task]) {
+            require(effects.replies.empty() && !effects.protocol_error &&
+                    !effects.abort_exit_code && !effects.local_barrier);
             return;
         }
-        check(rank, chunk, effects);
-        if (effects.protocol_error)
-            closed[rank] = true;
-    }
-
-    void check(std::uint32_t rank, std::string_view chunk, const Effects& effects) const {
-        std::size_t lines = 0;
-        for (const char c : chunk)
-            lines += c == '\n';
-        std::size_t answers = 0;
-        std::vector<std::uint32_t> barrier_out;
-        for (const auto& reply : effects.replies) {
-            const std::string& line = reply.line;
-            require(reply.rank < kTasks && !closed[reply.rank]);
-            require(!line.empty() && line.size() < 1024 && line.back() == '\n');
-            require(line.find('\n') == line.size() - 1);
-            if (line == "cmd=barrier_out\n") {
-                barrier_out.push_back(reply.rank);
-            } else {
-                require(reply.rank == rank);
-                ++answers;
-            }
-        }
-        require(answers <= lines);
-        // A barrier completes for every rank at once, in rank order.
-        require(barrier_out.empty() || barrier_out == std::vector<std::uint32_t>{0, 1, 2});
+        lines_sent[task] += static_cast<std::size_t>(std::count(chunk.begin(), chunk.end(), '\n'));
+        // Barriers complete through the owner only.
+        for (const auto& reply : effects.replies)
+            require(reply.rank == rank && reply.line != "cmd=barrier_out\n");
+        check_replies(effects);
         if (effects.abort_exit_code)
             require(effects.abort_rank == rank);
         if (effects.protocol_error) {
             const std::string& message = *effects.protocol_error;
             require(message.starts_with("pmi: ") && message.find('\n') == std::string::npos);
+            closed[task] = true;
+        }
+        require(server.barrier_waiting() == effects.local_barrier.has_value());
+        if (effects.local_barrier)
+            complete_barrier(effects.local_barrier->puts);
+        else
+            require(!server.barrier_complete({}));
+    }
+
+    // The owner: this node's puts and another node's, some of which no
+    // task could have made.
+    void complete_barrier(KeyValues puts) {
+        puts.insert_or_assign("-bcast-1-3", "2F6465762F");
+        puts.insert_or_assign("spaced", "a b");
+        puts.insert_or_assign("PMI_process_mapping", "(vector,(0,5,1))");
+        const auto done = server.barrier_complete(puts);
+        require(done.ok() && !done->protocol_error && !done->abort_exit_code &&
+                !done->local_barrier);
+        // barrier_out to every open local rank, in rank order, then the
+        // replies held behind them, rank by rank.
+        std::vector<std::uint32_t> expected;
+        for (std::size_t task = 0; task < kTasks; ++task)
+            if (!closed[task])
+                expected.push_back(kRankOf[task]);
+        std::sort(expected.begin(), expected.end());
+        const auto& out = done->replies;
+        require(out.size() >= expected.size());
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            require(out[i].rank == expected[i] && out[i].line == "cmd=barrier_out\n");
+        for (std::size_t i = expected.size(); i < out.size(); ++i)
+            require(i == expected.size() || out[i - 1].rank <= out[i].rank);
+        check_replies(*done);
+        require(!server.barrier_waiting() && !server.barrier_complete({}));
+    }
+
+    void check_replies(const Effects& effects) {
+        for (const auto& reply : effects.replies) {
+            const std::string& line = reply.line;
+            const std::size_t task = task_of(reply.rank);
+            require(task < kTasks && !closed[task]);
+            require(!line.empty() && line.size() < 1024 && line.back() == '\n');
+            require(line.find('\n') == line.size() - 1);
+            require(++replies[task] <= lines_sent[task]);
         }
     }
 };
@@ -108,7 +150,7 @@ void check_process_mapping(const std::uint8_t* data, std::size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view input(reinterpret_cast<const char*>(data), size);
     Harness harness;
-    std::uint32_t rank = 0;
+    std::size_t task = 0;
     std::size_t start = 0;
     for (std::size_t i = 0; i <= input.size(); ++i) {
         const bool end = i == input.size();
@@ -116,13 +158,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!end && c > 5)
             continue;
         if (i > start)
-            harness.send(rank, input.substr(start, i - start));
+            harness.send(task, input.substr(start, i - start));
         start = i + 1;
-        if (c <= 3)
-            rank = c;
-        else if (c == 5 && rank < kTasks) {
-            harness.server.disconnected(rank);
-            harness.closed[rank] = true;
+        if (c <= kTasks) {
+            task = c;
+        } else if (c == 5) {
+            harness.server.disconnected(kRankOf[task]);  // ignored for another node's rank
+            if (task < kTasks)
+                harness.closed[task] = true;
         }
     }
     check_process_mapping(data, size);

@@ -63,18 +63,60 @@ std::optional<std::string> process_mapping(const TaskMap& map) {
     return mapping;
 }
 
-Server::Server(JobInfo job) : job_(std::move(job)), clients_(job_.size) {}
+namespace {
+
+// The ranks `job` says are local, those of the job only.
+IdSet local_ranks_of(const JobInfo& job) {
+    if (job.size == 0)
+        return {};
+    IdSet all = IdSet::range(0, job.size - 1);
+    return job.local_ranks ? *job.local_ranks & all : all;
+}
+
+// Whether a merged put is one a task could have made: a key a get can ask
+// for and a value that fits in a reply.
+bool could_be_put(std::string_view key, std::string_view value) {
+    return !key.empty() && key.size() <= kKeyLenMax &&
+           key.find_first_of(" \n=") == std::string_view::npos && fits_in_a_reply(value);
+}
+
+}  // namespace
+
+Server::Server(JobInfo job) : job_(std::move(job)), local_ranks_(local_ranks_of(job_)) {
+    clients_.reserve(local_ranks_.count());
+    for (const IdSet::Id rank : local_ranks_)
+        clients_.emplace_back().rank = rank;
+}
+
+Server::Client* Server::client_of(std::uint32_t rank) {
+    const auto index = local_ranks_.index_of(rank);
+    return index ? &clients_[*index] : nullptr;
+}
+
+const Server::Client* Server::client_of(std::uint32_t rank) const {
+    const auto index = local_ranks_.index_of(rank);
+    return index ? &clients_[*index] : nullptr;
+}
 
 Effects Server::receive(std::uint32_t rank, std::string_view bytes) {
     Effects effects;
-    if (rank >= clients_.size()) {
+    if (rank >= job_.size) {
         effects.protocol_error =
             Error("pmi", "rank " + std::to_string(rank) + " is not in this job of " +
-                             counted(clients_.size(), "task"))
+                             counted(job_.size, "task"))
                 .str();
         return effects;
     }
-    Client& client = clients_[rank];
+    Client* found = client_of(rank);
+    if (!found) {
+        effects.protocol_error =
+            Error("pmi", "rank " + std::to_string(rank) + " is not one of the " +
+                             counted(clients_.size(), "task") + " on this node (of " +
+                             std::to_string(job_.size) + " in the job)")
+                .str();
+        return effects;
+    }
+    Client& client = *found;
     while (!client.closed && !bytes.empty()) {
         const std::size_t newline = bytes.find('\n');
         const std::size_t length = std::min(newline, bytes.size());
@@ -84,7 +126,7 @@ Effects Server::receive(std::uint32_t rank, std::string_view bytes) {
             const std::string line = client.partial_line + std::string(bytes.substr(0, kLineMax));
             effects.protocol_error =
                 Error::at("pmi", "a line longer than 1024 bytes", line, kLineMax - 1).str();
-            close(rank);
+            close(client);
             break;
         }
         if (newline == std::string_view::npos) {
@@ -95,43 +137,76 @@ Effects Server::receive(std::uint32_t rank, std::string_view bytes) {
             std::move(client.partial_line) + std::string(bytes.substr(0, newline));
         client.partial_line.clear();
         bytes.remove_prefix(newline + 1);
-        if (Status status = handle_line(rank, line, effects); !status) {
+        if (Status status = handle_line(client, line, effects); !status) {
             effects.protocol_error = status.error().str();
-            close(rank);
+            close(client);
         }
     }
     return effects;
 }
 
+Result<Effects> Server::barrier_complete(const KeyValues& merged_puts) {
+    if (!barrier_waiting_)
+        return Error("pmi", "barrier_complete without a barrier waiting for its owner");
+    for (const auto& [key, value] : merged_puts)
+        if (!job_.server_keys.contains(key) && could_be_put(key, value))
+            kvs_.insert_or_assign(key, value);
+    Effects effects;
+    for (Client& client : clients_) {
+        if (client.in_barrier && !client.closed)
+            effects.replies.push_back(reply_line(client.rank, "cmd=barrier_out"));
+        client.in_barrier = false;
+    }
+    for (Client& client : clients_) {
+        for (std::string& line : client.held)
+            effects.replies.push_back({client.rank, std::move(line)});
+        client.held.clear();
+    }
+    in_barrier_ = 0;
+    barrier_waiting_ = false;
+    return effects;
+}
+
 void Server::disconnected(std::uint32_t rank) {
-    if (rank < clients_.size())
-        close(rank);
+    if (Client* client = client_of(rank))
+        close(*client);
 }
 
 bool Server::initialized(std::uint32_t rank) const {
-    return rank < clients_.size() && clients_[rank].initialized;
+    const Client* client = client_of(rank);
+    return client && client->initialized;
 }
 
 bool Server::finalized(std::uint32_t rank) const {
-    return rank < clients_.size() && clients_[rank].finalized;
+    const Client* client = client_of(rank);
+    return client && client->finalized;
 }
 
-void Server::close(std::uint32_t rank) {
-    Client& client = clients_[rank];
+void Server::answer(Client& client, std::string line, Effects& effects) {
+    line += '\n';
+    if (client.in_barrier)
+        client.held.push_back(std::move(line));
+    else
+        effects.replies.push_back({client.rank, std::move(line)});
+}
+
+void Server::close(Client& client) {
     client.closed = true;
     client.partial_line = std::string();
     client.in_spawn = false;
-    // A task gone from the barrier can never leave it: the barrier stays
-    // incomplete and nobody is answered, as the job is failing anyway.
-    if (client.in_barrier) {
+    client.held = {};
+    // A task gone from a barrier not yet handed over can never leave it: the
+    // barrier stays incomplete and nobody is answered, as the job is failing
+    // anyway. One handed over completes without it.
+    if (client.in_barrier && !barrier_waiting_) {
         client.in_barrier = false;
         --in_barrier_;
     }
 }
 
-Status Server::handle_line(std::uint32_t rank, std::string_view line, Effects& effects) {
-    if (clients_[rank].in_spawn)
-        return handle_spawn_line(rank, line, effects);
+Status Server::handle_line(Client& client, std::string_view line, Effects& effects) {
+    if (client.in_spawn)
+        return handle_spawn_line(client, line, effects);
     auto request = Request::parse(line);
     if (!request)
         return request.error();
@@ -139,29 +214,27 @@ Status Server::handle_line(std::uint32_t rank, std::string_view line, Effects& e
         return Error::in("pmi", "an empty request", line);
     const Token& first = request->tokens().front();
     if (first.key == "mcmd" && first.value == "spawn") {
-        clients_[rank].in_spawn = true;
-        clients_[rank].spawn_total.reset();
-        clients_[rank].spawn_so_far.reset();
+        client.in_spawn = true;
+        client.spawn_total.reset();
+        client.spawn_so_far.reset();
         return {};
     }
     if (first.key != "cmd")
         return Error::at("pmi", "a request that does not start with cmd=", line, first.offset);
-    return handle_request(rank, *request, effects);
+    return handle_request(client, *request, effects);
 }
 
 // Spawn is refused, but its block is read to its end so that the client
 // gets the one reply it waits for after its last block (MPICH numbers the
 // blocks 1..totspawns in spawnssofar). Argument lines may hold spaces, so a
 // block line is only split at its first '='.
-Status Server::handle_spawn_line(std::uint32_t rank, std::string_view line, Effects& effects) {
-    Client& client = clients_[rank];
+Status Server::handle_spawn_line(Client& client, std::string_view line, Effects& effects) {
     if (line == "endcmd") {
         client.in_spawn = false;
         const bool last = !client.spawn_total || !client.spawn_so_far ||
                           *client.spawn_so_far >= *client.spawn_total;
         if (last)
-            effects.replies.push_back(
-                reply_line(rank, "cmd=spawn_result rc=-1 msg=spawn_not_supported"));
+            answer(client, "cmd=spawn_result rc=-1 msg=spawn_not_supported", effects);
         return {};
     }
     const std::size_t equals = line.find('=');
@@ -176,35 +249,36 @@ Status Server::handle_spawn_line(std::uint32_t rank, std::string_view line, Effe
     return {};
 }
 
-Status Server::handle_request(std::uint32_t rank, const Request& request, Effects& effects) {
+Status Server::handle_request(Client& client, const Request& request, Effects& effects) {
     const Token& first = request.tokens().front();
     const std::string_view command = first.value;
-    const auto answer = [&](std::string line) {
-        effects.replies.push_back(reply_line(rank, std::move(line)));
+    const std::uint32_t rank = client.rank;
+    const auto reply = [&](std::string line) {
+        answer(client, std::move(line), effects);
         return Status{};
     };
     if (command == "init")
-        return init(rank, request, effects);
+        return init(client, request, effects);
     if (command == "get_maxes")
-        return answer(maxes_line());
+        return reply(maxes_line());
     if (command == "get_appnum") {
         const auto& appnums = job_.appnum_of_rank;
-        return answer("cmd=appnum appnum=" +
-                      std::to_string(rank < appnums.size() ? appnums[rank] : 0));
+        return reply("cmd=appnum appnum=" +
+                     std::to_string(rank < appnums.size() ? appnums[rank] : 0));
     }
     if (command == "get_universe_size")
-        return answer("cmd=universe_size size=" + std::to_string(job_.universe_size));
+        return reply("cmd=universe_size size=" + std::to_string(job_.universe_size));
     if (command == "get_my_kvsname")
-        return answer("cmd=my_kvsname kvsname=" + job_.kvsname);
+        return reply("cmd=my_kvsname kvsname=" + job_.kvsname);
     if (command == "put")
-        return put(rank, request, effects);
+        return put(client, request, effects);
     if (command == "get")
-        return get(rank, request, effects);
+        return get(client, request, effects);
     if (command == "barrier_in")
-        return barrier_in(rank, request, effects);
+        return barrier_in(client, request, effects);
     if (command == "finalize") {
-        clients_[rank].finalized = true;
-        return answer("cmd=finalize_ack");
+        client.finalized = true;
+        return reply("cmd=finalize_ack");
     }
     if (command == "abort") {
         // The first abort decides the job's exit code.
@@ -218,34 +292,35 @@ Status Server::handle_request(std::uint32_t rank, const Request& request, Effect
     // The reason is one word: MPICH prints it, and a value never holds a space.
     const std::string name_service = "msg=name_publishing_not_supported";
     if (command == "publish_name")
-        return answer("cmd=publish_result rc=-1 " + name_service);
+        return reply("cmd=publish_result rc=-1 " + name_service);
     if (command == "unpublish_name")
-        return answer("cmd=unpublish_result rc=-1 " + name_service);
+        return reply("cmd=unpublish_result rc=-1 " + name_service);
     if (command == "lookup_name")
-        return answer("cmd=lookup_result rc=-1 " + name_service);
+        return reply("cmd=lookup_result rc=-1 " + name_service);
     return Error::at("pmi", "unknown command " + quote(command), request.line(),
                      first.offset + first.key.size() + 1);
 }
 
 // MPICH always sends 1.1; a 1.0 client speaks a subset of the same
 // protocol, so both are served.
-Status Server::init(std::uint32_t rank, const Request& request, Effects& effects) {
+Status Server::init(Client& client, const Request& request, Effects& effects) {
     const auto version = request.require("pmi_version");
     if (!version)
         return version.error();
     const auto subversion = request.require("pmi_subversion");
     if (!subversion)
         return subversion.error();
-    clients_[rank].initialized = true;
+    client.initialized = true;
     const auto sub = parse_int(*subversion);
     const bool supported = parse_int(*version) == 1 && sub && *sub >= 0 && *sub <= 1;
-    effects.replies.push_back(
-        reply_line(rank, std::string("cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=") +
-                             (supported ? "0" : "-1")));
+    answer(client,
+           std::string("cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=") +
+               (supported ? "0" : "-1"),
+           effects);
     return {};
 }
 
-Status Server::put(std::uint32_t rank, const Request& request, Effects& effects) {
+Status Server::put(Client& client, const Request& request, Effects& effects) {
     const auto kvsname = request.require("kvsname");
     if (!kvsname)
         return kvsname.error();
@@ -265,18 +340,18 @@ Status Server::put(std::uint32_t rank, const Request& request, Effects& effects)
     else if (job_.server_keys.contains(*key))
         failure = "key_is_reserved_by_the_server";
     if (!failure.empty()) {
-        effects.replies.push_back(
-            reply_line(rank, "cmd=put_result rc=-1 msg=" + std::string(failure)));
+        answer(client, "cmd=put_result rc=-1 msg=" + std::string(failure), effects);
         return {};
     }
     kvs_.insert_or_assign(std::string(*key), std::string(*value));
-    effects.replies.push_back(reply_line(rank, "cmd=put_result rc=0 msg=success"));
+    unsent_puts_.insert_or_assign(std::string(*key), std::string(*value));
+    answer(client, "cmd=put_result rc=0 msg=success", effects);
     return {};
 }
 
-// Every put is already in the one KVS of the job, so a get is answered at
-// once: found or not, never deferred.
-Status Server::get(std::uint32_t rank, const Request& request, Effects& effects) {
+// This node's puts are in the KVS at once, the other nodes' once a barrier
+// completes: a get is answered at once, found or not, never deferred.
+Status Server::get(Client& client, const Request& request, Effects& effects) {
     const auto kvsname = request.require("kvsname");
     if (!kvsname)
         return kvsname.error();
@@ -284,7 +359,7 @@ Status Server::get(std::uint32_t rank, const Request& request, Effects& effects)
     if (!key)
         return key.error();
     const auto reply = [&](std::string line) {
-        effects.replies.push_back(reply_line(rank, std::move(line)));
+        answer(client, std::move(line), effects);
         return Status{};
     };
     if (*kvsname != job_.kvsname)
@@ -298,18 +373,14 @@ Status Server::get(std::uint32_t rank, const Request& request, Effects& effects)
     return reply("cmd=get_result rc=0 msg=success value=" + std::string(*value));
 }
 
-Status Server::barrier_in(std::uint32_t rank, const Request& request, Effects& effects) {
-    Client& client = clients_[rank];
+Status Server::barrier_in(Client& client, const Request& request, Effects& effects) {
     if (client.in_barrier)
         return Error::in("pmi", "a second barrier_in before barrier_out", request.line());
     client.in_barrier = true;
     if (++in_barrier_ < clients_.size())
         return {};
-    for (std::uint32_t r = 0; r < clients_.size(); ++r) {
-        clients_[r].in_barrier = false;
-        effects.replies.push_back(reply_line(r, "cmd=barrier_out"));
-    }
-    in_barrier_ = 0;
+    barrier_waiting_ = true;
+    effects.local_barrier = LocalBarrier{std::exchange(unsent_puts_, {})};
     return {};
 }
 

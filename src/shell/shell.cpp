@@ -178,12 +178,17 @@ IoFd supervisor_io(int fd) {
 }
 
 // The job's PMI data, with what a caller left out made up from its tasks
-// (a job built by hand, in tests).
+// (a job built by hand, in tests). The server serves the tasks' ranks:
+// every task the shell runs is on this node.
 pmi::JobInfo pmi_info_of(const Job& job) {
     pmi::JobInfo info = job.pmi;
     std::uint32_t ranks = 0;
-    for (const Task& task : job.tasks)
+    IdSet local_ranks;
+    for (const Task& task : job.tasks) {
         ranks = std::max(ranks, task.rank + 1);
+        local_ranks.insert(task.rank);
+    }
+    info.local_ranks = std::move(local_ranks);
     if (info.kvsname.empty())
         info.kvsname = "gantry_" + (job.id.empty() ? std::string("job") : job.id);
     info.size = std::max(info.size, ranks);
@@ -287,6 +292,7 @@ public:
     explicit JobRun(const Job& job)
         : job_(job),
           pmi_(pmi_info_of(job)),
+          pmi_owner_(job.pmi_owner ? job.pmi_owner : std::make_shared<LocalPmiOwner>()),
           signals_(loop_),
           time_limit_(loop_),
           kill_timer_(loop_) {}
@@ -318,7 +324,9 @@ private:
     // PMI.
     void wait_pmi(RunningTask& task);
     void read_pmi(RunningTask& task);
-    void handle(RunningTask& from, const pmi::Effects& effects);
+    void handle(RunningTask& from, pmi::Effects effects);
+    void send_replies(const std::vector<pmi::Reply>& replies);
+    void complete_barrier(const pmi::KeyValues& merged_puts);
     void send_pmi(RunningTask& task, std::string_view line);
     void write_pmi(RunningTask& task);
     void close_pmi(RunningTask& task);
@@ -359,6 +367,7 @@ private:
     std::unique_ptr<Sinks> sinks_;
     std::unique_ptr<InputFeeder> input_;
     pmi::Server pmi_;
+    std::shared_ptr<PmiOwner> pmi_owner_;
     asio::signal_set signals_;
     asio::steady_timer time_limit_;
     asio::steady_timer kill_timer_;
@@ -788,10 +797,13 @@ void JobRun::read_pmi(RunningTask& task) {
     }
 }
 
-void JobRun::handle(RunningTask& from, const pmi::Effects& effects) {
-    for (const pmi::Reply& reply : effects.replies)
-        if (const auto to = task_of_rank_.find(reply.rank); to != task_of_rank_.end())
-            send_pmi(tasks_[to->second], reply.line);
+void JobRun::handle(RunningTask& from, pmi::Effects effects) {
+    send_replies(effects.replies);
+    // The owner may complete the barrier at once (the local one does), so
+    // after the replies to what came before it.
+    if (effects.local_barrier)
+        pmi_owner_->barrier(std::move(effects.local_barrier->puts),
+                            [this](const pmi::KeyValues& merged) { complete_barrier(merged); });
     if (effects.protocol_error) {
         say("gantry: task " + task_name(from.task) + ": " + *effects.protocol_error);
         if (!from.reaped)
@@ -810,6 +822,21 @@ void JobRun::handle(RunningTask& from, const pmi::Effects& effects) {
             std::to_string(*abort_code_));
         kill_job();
     }
+}
+
+void JobRun::send_replies(const std::vector<pmi::Reply>& replies) {
+    for (const pmi::Reply& reply : replies)
+        if (const auto to = task_of_rank_.find(reply.rank); to != task_of_rank_.end())
+            send_pmi(tasks_[to->second], reply.line);
+}
+
+void JobRun::complete_barrier(const pmi::KeyValues& merged_puts) {
+    auto effects = pmi_.barrier_complete(merged_puts);
+    if (!effects) {
+        say("gantry: shell: " + effects.error().str());  // an owner that answered twice
+        return;
+    }
+    send_replies(effects->replies);
 }
 
 void JobRun::send_pmi(RunningTask& task, std::string_view line) {

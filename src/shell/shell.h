@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -65,12 +67,47 @@ struct Limits {
     bool kill_on_bad_exit = false;
 };
 
+// The owner of a job's PMI barriers. Each node's shell serves PMI to its own
+// tasks only (pmi::Server), so when they have all entered a barrier the
+// shell hands the puts they made to the owner, which gathers those of every
+// node of the job and gives them back merged; the shell then answers its
+// tasks' barrier_in. The same shape will carry PMIx fences, and an
+// instance's broker, the owner of a job that spans nodes, will merge across
+// them there.
+class PmiOwner {
+public:
+    // Takes the puts of every node of the job, merged.
+    using Complete = std::function<void(const pmi::KeyValues& merged_puts)>;
+
+    virtual ~PmiOwner() = default;
+
+    // Every task of this node has entered the barrier; `puts` are the ones
+    // they made since the previous barrier. The owner calls `complete` once,
+    // at once or later from the shell's event loop, never after run()
+    // returns; the tasks wait in the barrier until then. A task that ends
+    // while the others wait in a barrier keeps it from ever reaching the
+    // owner (docs/pmi.md).
+    virtual void barrier(pmi::KeyValues puts, Complete complete) = 0;
+};
+
+// The owner of a job whose every task is on this node: it completes each
+// barrier at once with the node's own puts.
+class LocalPmiOwner final : public PmiOwner {
+public:
+    void barrier(pmi::KeyValues puts, Complete complete) override { complete(puts); }
+};
+
 struct Job {
     std::string id;                         // GANTRY_JOB_ID, {{id}}
     std::string hostname;                   // {{node}}, and in messages "task 3 (node0)"
     std::vector<Task> tasks;                // this node's, in local-rank order
     std::vector<std::string> app_commands;  // per app, for messages: "./b"
+    // The job's PMI data, job-wide. The shell serves its own tasks' ranks
+    // (it sets pmi.local_ranks to them), and what a caller leaves out of the
+    // rest it makes up from them.
     pmi::JobInfo pmi;
+    // Who completes the PMI barriers; null: a LocalPmiOwner.
+    std::shared_ptr<PmiOwner> pmi_owner;
     Input input;
     Output output;
     Limits limits;

@@ -1,8 +1,10 @@
 // The PMI-1 server: the reply to every request, the sequences MPICH 4.0.2
 // was seen to send, barriers, line framing, protocol errors, limits, abort,
-// spawn, and PMI_process_mapping.
+// spawn, and PMI_process_mapping; one server per node, its barriers
+// completed by an owner that merges the nodes' puts.
 #include "pmi/server.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +29,8 @@ JobInfo job_of(std::uint32_t size, std::string_view mapping = "(vector,(0,1,2))"
 }
 
 // What one call returned, one line per item: each reply as "r<rank> <line>"
-// (its newline checked and dropped), then "abort <code> by r<rank>", then
+// (its newline checked and dropped), then "local barrier, puts: k=v k=v"
+// ("(none)" without puts), then "abort <code> by r<rank>", then
 // "error: <message>".
 std::string outcome(const Effects& effects) {
     std::string text;
@@ -41,6 +44,12 @@ std::string outcome(const Effects& effects) {
         add("r" + std::to_string(reply.rank) + " " +
             reply.line.substr(0, reply.line.size() - (reply.line.ends_with('\n') ? 1 : 0)));
     }
+    if (effects.local_barrier) {
+        std::string puts;
+        for (const auto& [key, value] : effects.local_barrier->puts)
+            puts += " " + key + "=" + value;
+        add("local barrier, puts:" + (puts.empty() ? std::string(" (none)") : puts));
+    }
     if (effects.abort_exit_code)
         add("abort " + std::to_string(*effects.abort_exit_code) + " by r" +
             (effects.abort_rank ? std::to_string(*effects.abort_rank) : "?"));
@@ -49,7 +58,28 @@ std::string outcome(const Effects& effects) {
     return text;
 }
 
+// `server.receive`, its barriers completed at once with the node's own
+// puts, as the owner of a job on one node does: the replies of the
+// completion follow those of the call.
+Effects served(Server& server, std::uint32_t rank, std::string_view bytes) {
+    Effects effects = server.receive(rank, bytes);
+    if (effects.local_barrier) {
+        auto done = server.barrier_complete(effects.local_barrier->puts);
+        EXPECT_TRUE(done) << done.error().str();
+        if (done)
+            for (auto& reply : done->replies)
+                effects.replies.push_back(std::move(reply));
+        effects.local_barrier.reset();
+    }
+    return effects;
+}
+
 std::string send(Server& server, std::uint32_t rank, std::string_view line) {
+    return outcome(served(server, rank, std::string(line) + "\n"));
+}
+
+// The same without an owner: a reached barrier shows as "local barrier".
+std::string send_alone(Server& server, std::uint32_t rank, std::string_view line) {
     return outcome(server.receive(rank, std::string(line) + "\n"));
 }
 
@@ -226,10 +256,10 @@ TEST(PmiServer, RequestSplitByteByByte) {
 
 TEST(PmiServer, SeveralRequestsInOneCall) {
     Server server(job_of(1));
-    EXPECT_EQ(outcome(server.receive(0,
-                                     "cmd=init pmi_version=1 pmi_subversion=1\n"
-                                     "cmd=get_maxes\ncmd=get_appnum\ncmd=get_my_kvsname\n"
-                                     "cmd=barrier_in\ncmd=finalize\n")),
+    EXPECT_EQ(outcome(served(server, 0,
+                             "cmd=init pmi_version=1 pmi_subversion=1\n"
+                             "cmd=get_maxes\ncmd=get_appnum\ncmd=get_my_kvsname\n"
+                             "cmd=barrier_in\ncmd=finalize\n")),
               "r0 cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n"
               "r0 cmd=maxes kvsname_max=64 keylen_max=64 vallen_max=866\n"
               "r0 cmd=appnum appnum=0\n"
@@ -610,6 +640,281 @@ TEST(PmiServer, ProcessMappingOfMappersMaps) {
         runs.insert(runs.end(), i % 3 + 1, i % 2);
     EXPECT_EQ(process_mapping(TaskMap::from_nodes(runs)), std::nullopt);
     EXPECT_EQ(process_mapping(TaskMap{}), std::nullopt);
+}
+
+// ---- one server per node, its barriers completed by an owner ----
+
+JobInfo node_job(std::uint32_t size, IdSet local_ranks) {
+    JobInfo job = job_of(size);
+    job.local_ranks = std::move(local_ranks);
+    return job;
+}
+
+std::string put_line(std::string_view key, std::string_view value) {
+    return "cmd=put kvsname=kvs_2315_0 key=" + std::string(key) + " value=" + std::string(value);
+}
+
+std::string get_line(std::string_view key) {
+    return "cmd=get kvsname=kvs_2315_0 key=" + std::string(key);
+}
+
+// The owner of a job over several nodes' servers, as a broker merging
+// across nodes is: it keeps each node's puts as its barrier is reached and,
+// once every node has reached it, completes it on each node with all of
+// them merged.
+class MergingOwner {
+public:
+    explicit MergingOwner(std::vector<Server*> nodes)
+        : nodes_(std::move(nodes)), reached_(nodes_.size()) {}
+
+    // The outcome of `rank`'s line on `node`'s server; when it was the last
+    // node to reach the barrier, the outcome of the completion on each node
+    // follows, node by node.
+    std::string send(std::size_t node, std::uint32_t rank, std::string_view line) {
+        Effects effects = nodes_[node]->receive(rank, std::string(line) + "\n");
+        if (effects.local_barrier) {
+            EXPECT_FALSE(reached_[node]) << "node " << node << " reached a barrier twice";
+            reached_[node] = std::move(effects.local_barrier->puts);
+            effects.local_barrier.reset();
+        }
+        std::string text = outcome(effects);
+        for (const auto& puts : reached_)
+            if (!puts)
+                return text;
+        KeyValues merged;
+        for (auto& puts : reached_) {
+            merged.insert(puts->begin(), puts->end());
+            puts.reset();
+        }
+        for (Server* server : nodes_) {
+            const auto done = server->barrier_complete(merged);
+            EXPECT_TRUE(done) << done.error().str();
+            if (done)
+                text += (text.empty() ? "" : "\n") + outcome(*done);
+        }
+        return text;
+    }
+
+private:
+    std::vector<Server*> nodes_;
+    std::vector<std::optional<KeyValues>> reached_;  // by node, since the last completion
+};
+
+TEST(PmiServerNodes, GetFindsAnotherNodesPutOnlyAfterTheBarrier) {
+    // 4 ranks, 2 on node A and 2 on node B.
+    Server a(node_job(4, IdSet{0, 1}));
+    Server b(node_job(4, IdSet{2, 3}));
+    MergingOwner owner({&a, &b});
+    constexpr std::size_t kA = 0, kB = 1;
+    EXPECT_EQ(owner.send(kB, 3, put_line("-allgather-shm-1-3", "20B8B9")),
+              "r3 cmd=put_result rc=0 msg=success");
+    EXPECT_EQ(owner.send(kA, 0, put_line("-allgather-shm-1-0", "208A85")),
+              "r0 cmd=put_result rc=0 msg=success");
+    // Before the barrier: a node's own puts only.
+    EXPECT_EQ(owner.send(kA, 0, get_line("-allgather-shm-1-3")),
+              "r0 cmd=get_result rc=-1 msg=key_-allgather-shm-1-3_not_found value=unknown");
+    EXPECT_EQ(owner.send(kA, 1, get_line("-allgather-shm-1-0")),
+              "r1 cmd=get_result rc=0 msg=success value=208A85");
+    EXPECT_EQ(owner.send(kB, 2, get_line("-allgather-shm-1-0")),
+              "r2 cmd=get_result rc=-1 msg=key_-allgather-shm-1-0_not_found value=unknown");
+    // Node A's barrier is reached but waits for the owner, which waits for node B.
+    EXPECT_EQ(owner.send(kA, 1, "cmd=barrier_in"), "");
+    EXPECT_EQ(owner.send(kA, 0, "cmd=barrier_in"), "");
+    EXPECT_TRUE(a.barrier_waiting());
+    EXPECT_EQ(owner.send(kB, 3, "cmd=barrier_in"), "");
+    EXPECT_FALSE(b.barrier_waiting());
+    EXPECT_EQ(owner.send(kB, 2, "cmd=barrier_in"),
+              "r0 cmd=barrier_out\nr1 cmd=barrier_out\nr2 cmd=barrier_out\nr3 cmd=barrier_out");
+    EXPECT_FALSE(a.barrier_waiting());
+    // After it: every node's.
+    EXPECT_EQ(owner.send(kA, 0, get_line("-allgather-shm-1-3")),
+              "r0 cmd=get_result rc=0 msg=success value=20B8B9");
+    EXPECT_EQ(owner.send(kB, 2, get_line("-allgather-shm-1-0")),
+              "r2 cmd=get_result rc=0 msg=success value=208A85");
+    EXPECT_EQ(owner.send(kB, 3, get_line("-allgather-shm-1-3")),
+              "r3 cmd=get_result rc=0 msg=success value=20B8B9");
+    // The next barrier works the same way, node B first this time.
+    for (std::uint32_t rank : {2u, 3u})
+        EXPECT_EQ(owner.send(kB, rank, "cmd=barrier_in"), "");
+    EXPECT_EQ(owner.send(kA, 1, "cmd=barrier_in"), "");
+    EXPECT_EQ(owner.send(kA, 0, "cmd=barrier_in"),
+              "r0 cmd=barrier_out\nr1 cmd=barrier_out\nr2 cmd=barrier_out\nr3 cmd=barrier_out");
+}
+
+TEST(PmiServerNodes, LocalBarrierCarriesTheNodesPutsSinceThePreviousOne) {
+    Server a(node_job(4, IdSet{0, 1}));
+    EXPECT_EQ(send_alone(a, 0, put_line("k", "old")), "r0 cmd=put_result rc=0 msg=success");
+    EXPECT_EQ(send_alone(a, 1, put_line("k", "new")), "r1 cmd=put_result rc=0 msg=success");
+    EXPECT_EQ(send_alone(a, 1, put_line("empty", "")), "r1 cmd=put_result rc=0 msg=success");
+    // A refused put is no put.
+    EXPECT_EQ(send_alone(a, 0, put_line("PMI_process_mapping", "x")),
+              "r0 cmd=put_result rc=-1 msg=key_is_reserved_by_the_server");
+    EXPECT_EQ(send_alone(a, 0, "cmd=barrier_in"), "");
+    const Effects reached = a.receive(1, "cmd=barrier_in\n");
+    EXPECT_TRUE(reached.replies.empty());
+    ASSERT_TRUE(reached.local_barrier);
+    EXPECT_EQ(reached.local_barrier->puts, (KeyValues{{"empty", ""}, {"k", "new"}}));
+    EXPECT_EQ(outcome(a.barrier_complete({}).value()), "r0 cmd=barrier_out\nr1 cmd=barrier_out");
+    // The next barrier: only what was put since, and none at all.
+    EXPECT_EQ(send_alone(a, 0, put_line("later", "1")), "r0 cmd=put_result rc=0 msg=success");
+    EXPECT_EQ(send_alone(a, 0, "cmd=barrier_in"), "");
+    EXPECT_EQ(send_alone(a, 1, "cmd=barrier_in"), "local barrier, puts: later=1");
+    EXPECT_EQ(outcome(a.barrier_complete({}).value()), "r0 cmd=barrier_out\nr1 cmd=barrier_out");
+    EXPECT_EQ(send_alone(a, 1, "cmd=barrier_in"), "");
+    EXPECT_EQ(send_alone(a, 0, "cmd=barrier_in"), "local barrier, puts: (none)");
+    // The node's puts are still its own with an empty merge.
+    EXPECT_EQ(outcome(a.barrier_complete({}).value()), "r0 cmd=barrier_out\nr1 cmd=barrier_out");
+    EXPECT_EQ(send_alone(a, 1, get_line("k")), "r1 cmd=get_result rc=0 msg=success value=new");
+}
+
+TEST(PmiServerNodes, BarrierWaitsForTheOwnerAndAnswersTheLocalRanksInRankOrder) {
+    // Ranks 1, 3 and 4 of 6 on this node.
+    Server server(node_job(6, IdSet{1, 3, 4}));
+    EXPECT_EQ(server.local_ranks(), (IdSet{1, 3, 4}));
+    EXPECT_EQ(send_alone(server, 4, "cmd=barrier_in"), "");
+    EXPECT_EQ(send_alone(server, 1, "cmd=barrier_in"), "");
+    EXPECT_FALSE(server.barrier_waiting());
+    EXPECT_EQ(send_alone(server, 3, "cmd=barrier_in"), "local barrier, puts: (none)");
+    EXPECT_TRUE(server.barrier_waiting());
+    // Nothing answers the barrier but the owner; a rank in it that sends a
+    // request anyway is answered after its barrier_out.
+    EXPECT_EQ(send_alone(server, 3, "cmd=get_appnum"), "");
+    EXPECT_EQ(send_alone(server, 1, put_line("late", "v")), "");
+    EXPECT_EQ(send_alone(server, 4, "cmd=barrier_in"),
+              R"(error: pmi: a second barrier_in before barrier_out in "cmd=barrier_in")");
+    // Rank 4 made a protocol error: the barrier completes without it.
+    EXPECT_EQ(outcome(server.barrier_complete({{"remote", "x"}}).value()),
+              "r1 cmd=barrier_out\nr3 cmd=barrier_out\n"
+              "r1 cmd=put_result rc=0 msg=success\nr3 cmd=appnum appnum=0");
+    EXPECT_FALSE(server.barrier_waiting());
+    // A put made inside the barrier goes with the next one.
+    EXPECT_EQ(send_alone(server, 3, get_line("remote")),
+              "r3 cmd=get_result rc=0 msg=success value=x");
+    EXPECT_EQ(send_alone(server, 3, "cmd=barrier_in"), "");
+    EXPECT_EQ(send_alone(server, 1, "cmd=barrier_in"), "");
+}
+
+TEST(PmiServerNodes, RequestsSentInsideABarrierAreAnsweredAfterItsBarrierOut) {
+    Server server(node_job(2, IdSet{0, 1}));
+    // Rank 0 does not wait for its barrier_out before its next requests: they
+    // are handled at once, against the KVS as it is then, but answered after.
+    EXPECT_EQ(outcome(server.receive(0, "cmd=barrier_in\ncmd=get_appnum\n" + get_line("r") + "\n")),
+              "");
+    EXPECT_EQ(send_alone(server, 1, put_line("r", "1")), "r1 cmd=put_result rc=0 msg=success");
+    EXPECT_EQ(send_alone(server, 1, "cmd=barrier_in"), "local barrier, puts: r=1");
+    EXPECT_EQ(outcome(server.barrier_complete({{"r", "1"}}).value()),
+              "r0 cmd=barrier_out\nr1 cmd=barrier_out\nr0 cmd=appnum appnum=0\n"
+              "r0 cmd=get_result rc=-1 msg=key_r_not_found value=unknown");
+}
+
+TEST(PmiServerNodes, ATaskThatLeavesAHandedOverBarrierIsNotAnswered) {
+    Server server(node_job(4, IdSet{0, 1}));
+    EXPECT_EQ(send_alone(server, 0, "cmd=barrier_in"), "");
+    EXPECT_EQ(send_alone(server, 1, "cmd=barrier_in"), "local barrier, puts: (none)");
+    server.disconnected(0);
+    EXPECT_EQ(outcome(server.barrier_complete({}).value()), "r1 cmd=barrier_out");
+    // One that leaves before the barrier is reached keeps it from reaching the owner.
+    EXPECT_EQ(send_alone(server, 1, "cmd=barrier_in"), "");
+    EXPECT_FALSE(server.barrier_waiting());
+}
+
+TEST(PmiServerNodes, BarrierCompleteWithoutABarrierWaitingIsRefused) {
+    Server server(node_job(2, IdSet{0, 1}));
+    const auto early = server.barrier_complete({{"k", "v"}});
+    ASSERT_FALSE(early);
+    EXPECT_EQ(early.error().str(), "pmi: barrier_complete without a barrier waiting for its owner");
+    // Nothing changed: the put is not in, the barrier works as before.
+    EXPECT_EQ(send_alone(server, 0, get_line("k")),
+              "r0 cmd=get_result rc=-1 msg=key_k_not_found value=unknown");
+    EXPECT_EQ(send_alone(server, 0, "cmd=barrier_in"), "");
+    EXPECT_EQ(send_alone(server, 1, "cmd=barrier_in"), "local barrier, puts: (none)");
+    EXPECT_EQ(outcome(server.barrier_complete({}).value()),
+              "r0 cmd=barrier_out\nr1 cmd=barrier_out");
+    const auto twice = server.barrier_complete({});
+    ASSERT_FALSE(twice);
+    EXPECT_EQ(twice.error().str(), "pmi: barrier_complete without a barrier waiting for its owner");
+}
+
+TEST(PmiServerNodes, MergedPutsNoTaskCouldMakeAreLeftOut) {
+    Server server(node_job(2, IdSet{0}));
+    EXPECT_EQ(send_alone(server, 0, "cmd=barrier_in"), "local barrier, puts: (none)");
+    const KeyValues merged = {
+        {"PMI_process_mapping", "(vector,(0,2,1))"},  // the server's
+        {"spaced", "a b"},
+        {"newline", "a\nb"},
+        {"long", std::string(867, 'v')},
+        {"longest", std::string(866, 'v')},
+        {std::string(65, 'k'), "v"},
+        {"", "v"},
+        {"ok", "segments=3"},
+    };
+    EXPECT_EQ(outcome(server.barrier_complete(merged).value()), "r0 cmd=barrier_out");
+    const std::string not_found = "r0 cmd=get_result rc=-1 msg=key_";
+    EXPECT_EQ(send_alone(server, 0, get_line("PMI_process_mapping")),
+              "r0 cmd=get_result rc=0 msg=success value=(vector,(0,1,2))");
+    EXPECT_EQ(send_alone(server, 0, get_line("spaced")),
+              not_found + "spaced_not_found value=unknown");
+    EXPECT_EQ(send_alone(server, 0, get_line("newline")),
+              not_found + "newline_not_found value=unknown");
+    EXPECT_EQ(send_alone(server, 0, get_line("long")), not_found + "long_not_found value=unknown");
+    EXPECT_EQ(send_alone(server, 0, get_line("longest")),
+              "r0 cmd=get_result rc=0 msg=success value=" + std::string(866, 'v'));
+    EXPECT_EQ(send_alone(server, 0, get_line("ok")),
+              "r0 cmd=get_result rc=0 msg=success value=segments=3");
+}
+
+TEST(PmiServerNodes, ARankOfAnotherNodeIsAProtocolError) {
+    Server a(node_job(4, IdSet{0, 1}));
+    EXPECT_EQ(send_alone(a, 2, "cmd=get_maxes"),
+              "error: pmi: rank 2 is not one of the 2 tasks on this node (of 4 in the job)");
+    EXPECT_EQ(send_alone(a, 4, "cmd=get_maxes"),
+              "error: pmi: rank 4 is not in this job of 4 tasks");
+    EXPECT_FALSE(a.initialized(2));
+    EXPECT_FALSE(a.finalized(2));
+    a.disconnected(2);  // ignored
+    EXPECT_EQ(send_alone(a, 1, "cmd=get_appnum"), "r1 cmd=appnum appnum=0");
+    Server one(node_job(4, IdSet{3}));
+    EXPECT_EQ(send_alone(one, 0, "cmd=init pmi_version=1 pmi_subversion=1"),
+              "error: pmi: rank 0 is not one of the 1 task on this node (of 4 in the job)");
+    // PMI_SIZE, universe size and app numbers stay the job's.
+    JobInfo job = node_job(4, IdSet{2, 3});
+    job.appnum_of_rank = {0, 0, 1, 1};
+    job.universe_size = 8;
+    Server b(job);
+    EXPECT_EQ(send_alone(b, 3, "cmd=get_appnum"), "r3 cmd=appnum appnum=1");
+    EXPECT_EQ(send_alone(b, 2, "cmd=get_universe_size"), "r2 cmd=universe_size size=8");
+    EXPECT_EQ(send_alone(b, 2, "cmd=get kvsname=kvs_2315_0 key=PMI_process_mapping"),
+              "r2 cmd=get_result rc=0 msg=success value=(vector,(0,1,2))");
+}
+
+TEST(PmiServerNodes, LocalRanksBeyondTheJobAreLeftOut) {
+    Server server(node_job(4, IdSet{2, 3, 7}));
+    EXPECT_EQ(server.local_ranks(), (IdSet{2, 3}));
+    EXPECT_EQ(send_alone(server, 7, "cmd=get_maxes"),
+              "error: pmi: rank 7 is not in this job of 4 tasks");
+    EXPECT_EQ(send_alone(server, 2, "cmd=barrier_in"), "");
+    EXPECT_EQ(send_alone(server, 3, "cmd=barrier_in"), "local barrier, puts: (none)");
+    // Without local ranks, every rank of the job is local.
+    EXPECT_EQ(Server(job_of(3)).local_ranks(), IdSet::range(0, 2));
+    EXPECT_EQ(Server(job_of(0)).local_ranks(), IdSet{});
+}
+
+// A job on one node: a server whose ranks are all local, given explicitly
+// or not, with an owner that answers at once, answers as it always did.
+TEST(PmiServerNodes, OneNodeWithAnOwnerThatAnswersAtOnce) {
+    for (const bool explicit_ranks : {false, true}) {
+        SCOPED_TRACE(explicit_ranks);
+        Server server(explicit_ranks ? node_job(4, IdSet::range(0, 3)) : job_of(4));
+        EXPECT_EQ(send(server, 1, put_line("k", "v")), "r1 cmd=put_result rc=0 msg=success");
+        EXPECT_EQ(send(server, 2, get_line("k")), "r2 cmd=get_result rc=0 msg=success value=v");
+        for (std::uint32_t rank : {3u, 0u, 2u})
+            EXPECT_EQ(send(server, rank, "cmd=barrier_in"), "");
+        EXPECT_EQ(send(server, 1, "cmd=barrier_in"),
+                  "r0 cmd=barrier_out\nr1 cmd=barrier_out\nr2 cmd=barrier_out\nr3 cmd=barrier_out");
+        EXPECT_EQ(send(server, 0, get_line("k")), "r0 cmd=get_result rc=0 msg=success value=v");
+        EXPECT_EQ(send(server, 4, "cmd=get_maxes"),
+                  "error: pmi: rank 4 is not in this job of 4 tasks");
+    }
 }
 
 }  // namespace
