@@ -467,8 +467,14 @@ TEST_F(StoreTest, UnfinishedJobsAfterARestart) {
         ASSERT_TRUE(transaction->commit().ok());
     }
     EXPECT_EQ(store.unfinished_jobs().value(), std::vector<JobId>{});
-    EXPECT_EQ(store.events(2).value().back().name, "exception");
-    EXPECT_EQ(store.events(2).value().back().context.at("type"), "broker-restart");
+    for (const JobId id : unfinished)
+        EXPECT_EQ(names(store.events(id).value()),
+                  (std::vector<std::string>{"submit", "exception"}))
+            << id;
+    EXPECT_EQ(store.events(2).value().back().context,
+              (Json{{"type", "broker-restart"},
+                    {"severity", 0},
+                    {"note", "the broker restarted while the job was active"}}));
     EXPECT_EQ(joined(store.output(2).value()), "running...\n");
 }
 

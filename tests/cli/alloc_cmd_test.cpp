@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/eventlog.h"
 #include "support/instance.h"
 #include "support/machine.h"
 #include "support/process.h"
@@ -223,6 +224,16 @@ TEST_F(AllocCmd, AllocTakesTheFreeCoreAsCoreZeroAndWaitsForCoresInUse) {
     EXPECT_EQ(result.out, "got them all\n");
     EXPECT_EQ(result.err, "");
     EXPECT_EQ(result.exit_code, 0);
+    // Job 3 got the cores once job 1 had given its core back: however late
+    // it would have started, an alloc while job 1 ran comes before job 1's
+    // release.
+    const Json sleeper_record = info("1");
+    const Json both_record = info("3");
+    EXPECT_EQ(event_names(sleeper_record), (Lines{"submit", "depend", "alloc", "start", "exception",
+                                                  "finish", "release", "clean"}));
+    EXPECT_EQ(event_names(both_record),
+              (Lines{"submit", "depend", "alloc", "start", "finish", "release", "clean"}));
+    EXPECT_GE(event_time(both_record, "alloc"), event_time(sleeper_record, "release"));
 }
 
 TEST_F(AllocCmd, NodesAloneAllocateWholeNodes) {
@@ -293,6 +304,10 @@ TEST_F(AllocCmd, BatchHeldStaysInSchedUntilItsUrgencyIsRaised) {
     expect({"wait", "1"}, "", "", 0);
     expect({"attach", "1"}, "held ran\n", "", 0);
     EXPECT_EQ(info("1").value("urgency", -1), 16);
+    // `alloc` after `urgency`: held until raised, however late it would
+    // have started otherwise.
+    EXPECT_EQ(event_names(info("1")), (Lines{"submit", "depend", "urgency", "alloc", "start",
+                                             "finish", "release", "clean"}));
 }
 
 // --- refusals -----------------------------------------------------------------

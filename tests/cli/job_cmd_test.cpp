@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/eventlog.h"
 #include "support/instance.h"
 #include "support/machine.h"
 #include "support/process.h"
@@ -37,6 +38,16 @@ std::string user_column() {
 }
 
 const std::string kTime = " +[0-9.]+[smhd]";
+
+const std::string kUid = std::to_string(::getuid());
+
+// The events of an exec of one task, and of its end.
+std::string exec_event(const std::string& ranks) {
+    return "exec ranks=\"" + ranks + "\" taskmap=[[0,1,1,1]]";
+}
+std::string exec_end_event(const std::string& ranks, int status) {
+    return "exec.end ranks=\"" + ranks + "\" status=" + std::to_string(status);
+}
 
 // A daemon instance of its own for each test; each test builds its programs
 // on cores 0 and 1 only, which every machine the tests run on has.
@@ -68,22 +79,37 @@ protected:
         args.insert(args.end(), command.begin(), command.end());
         expect(args, "", "", 0);
     }
-    // map then exec: the exec must print `ranks`.
+    // map then exec: the exec must print `ranks`. Then waits for the
+    // exec's `start`, which the shell posts once the tasks run, after exec
+    // has answered: so that what the test does next comes after it in the
+    // eventlog.
     void start(const std::string& id, const std::vector<std::string>& command,
                const std::string& ranks) {
         map(id, command);
         expect({"job", "exec", id}, ranks + "\n", "", 0);
+        EXPECT_TRUE(eventually([&] {
+            const Lines names = event_names(info(id));
+            return std::count(names.begin(), names.end(), "start") ==
+                   std::count(names.begin(), names.end(), "exec");
+        })) << testing::PrintToString(events(id));
     }
     // The program's events without their times: `exec.end ranks="0" status=0`.
-    Lines events(const std::string& id) {
-        Lines events;
-        for (const std::string& line : lines_of(gantry({"eventlog", id}).out))
-            events.push_back(line.substr(line.find(' ') + 1));
-        return events;
-    }
+    Lines events(const std::string& id) { return untimed_events(gantry({"eventlog", id}).out); }
+    // Whether the program has that event yet: for waiting; each test
+    // compares the whole eventlog at its end.
     bool has_event(const std::string& id, const std::string& event) {
         const Lines all = events(id);
         return std::find(all.begin(), all.end(), event) != all.end();
+    }
+    // The events of a program: job.new's, then `after`.
+    static Lines program_events(const Lines& after) {
+        Lines all = {"submit urgency=16 userid=" + kUid, "depend", "alloc"};
+        all.insert(all.end(), after.begin(), after.end());
+        return all;
+    }
+    // The event of a grow or shrink of `cores`.
+    static std::string resize_event(const std::string& name, const std::string& cores) {
+        return name + " R=" + Json::parse(R(cores)).dump();
     }
     // A shell command line that creates `file` then waits until `go` exists.
     std::string touch_then_wait(const std::string& file) const {
@@ -159,11 +185,11 @@ TEST_F(JobCmd, TwoExecsSideBySideThenShrinkEndsTheFirstAndTerminateTheProgram) {
     EXPECT_EQ(record.value("exit_code", -1), 143);
     // The record's jobspec is job.new's: no apps.
     EXPECT_EQ(record["jobspec"]["apps"], Json::array());
-    const Lines all = events(id);
-    EXPECT_EQ(std::count(all.begin(), all.end(), "map apps=1"), 2);
-    EXPECT_NE(std::find(all.begin(), all.end(), "exec ranks=\"0\" taskmap=[[0,1,1,1]]"), all.end());
-    EXPECT_NE(std::find(all.begin(), all.end(), "exec ranks=\"1\" taskmap=[[0,1,1,1]]"), all.end());
-    EXPECT_NE(std::find(all.begin(), all.end(), "finish status=36608"), all.end());
+    EXPECT_EQ(events(id),
+              program_events({resize_event("grow", "0-1"), "map apps=1", exec_event("0"), "start",
+                              "map apps=1", exec_event("1"), "start", resize_event("shrink", "0"),
+                              exec_end_event("0", 36608), exec_end_event("1", 0),
+                              "finish status=36608", "release final=true ranks=\"all\"", "clean"}));
 }
 
 // docs/records.md: a program's R follows grow and shrink, and its task map
@@ -202,6 +228,12 @@ TEST_F(JobCmd, TerminateExitsWithTheFirstFailingExecsCode) {
     EXPECT_EQ(info(id).value("state", ""), "RUN");
     expect({"job", "terminate", id}, "", "", 3);
     expect({"wait", id}, "", "", 3);
+    EXPECT_EQ(events(id),
+              program_events({resize_event("grow", "0"), "map apps=1", exec_event("0"), "start",
+                              exec_end_event("0", 0), "map apps=1", exec_event("1"), "start",
+                              exec_end_event("1", 768), "map apps=1", exec_event("2"), "start",
+                              exec_end_event("2", 1280), "finish status=768",
+                              "release final=true ranks=\"all\"", "clean"}));
     // An ended program takes no more methods.
     expect({"job", "exec", id}, "", "gantry: job " + id + ": has ended\n", 1);
     expect({"job", "terminate", id}, "", "gantry: job " + id + ": has ended\n", 1);
@@ -214,6 +246,9 @@ TEST_F(JobCmd, TerminateOfProgramsWhoseExecsAllExitedZeroExits0) {
     ASSERT_TRUE(eventually([&] { return has_event(id, "exec.end ranks=\"0\" status=0"); }));
     expect({"job", "terminate", id}, "", "", 0);
     expect({"wait", id}, "", "", 0);
+    EXPECT_EQ(events(id), program_events({resize_event("grow", "0"), "map apps=1", exec_event("0"),
+                                          "start", exec_end_event("0", 0), "finish status=0",
+                                          "release final=true ranks=\"all\"", "clean"}));
 }
 
 TEST_F(JobCmd, TerminateOfAProgramThatNeverRanATaskExits1) {
@@ -308,6 +343,10 @@ TEST_F(JobCmd, AnExecRefusedForWantOfResourcesKeepsThePendingApps) {
     ASSERT_TRUE(eventually([&] { return has_event(id, "exec.end ranks=\"0\" status=0"); }));
     EXPECT_TRUE(exists(ran));
     expect({"job", "terminate", id}, "", "", 0);
+    // The refused exec left nothing in the eventlog.
+    EXPECT_EQ(events(id), program_events({"map apps=1", resize_event("grow", "0"), exec_event("0"),
+                                          "start", exec_end_event("0", 0), "finish status=0",
+                                          "release final=true ranks=\"all\"", "clean"}));
 }
 
 TEST_F(JobCmd, AnExecRefusedForWantOfFreeResourcesKeepsThePendingApps) {
@@ -326,6 +365,11 @@ TEST_F(JobCmd, AnExecRefusedForWantOfFreeResourcesKeepsThePendingApps) {
     ASSERT_TRUE(eventually([&] { return has_event(id, "exec.end ranks=\"1\" status=0"); }));
     EXPECT_TRUE(exists(ran));
     expect({"job", "terminate", id}, "", "", 0);
+    EXPECT_EQ(events(id),
+              program_events({resize_event("grow", "0"), "map apps=1", exec_event("0"), "start",
+                              "map apps=1", exec_end_event("0", 0), exec_event("1"), "start",
+                              exec_end_event("1", 0), "finish status=0",
+                              "release final=true ranks=\"all\"", "clean"}));
 }
 
 TEST_F(JobCmd, SubmittedJobsAreRunByTheInstanceNotByProgramMethods) {
@@ -441,6 +485,10 @@ TEST_F(JobCmd, ListGetinfoSignalWaitAndReapAreTheCommandsTheyStandFor) {
         << testing::PrintToString(events(id));
     expect({"job", "terminate", id}, "", "", 7);
     expect({"job", "wait", id}, "", "", 7);
+    // The signal is no event of its own.
+    EXPECT_EQ(events(id), program_events({resize_event("grow", "0"), "map apps=1", exec_event("0"),
+                                          "start", exec_end_event("0", 1792), "finish status=1792",
+                                          "release final=true ranks=\"all\"", "clean"}));
 
     getinfo = gantry({"job", "getinfo", id});
     EXPECT_EQ(getinfo.exit_code, 0) << getinfo.err;

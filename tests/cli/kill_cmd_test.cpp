@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/eventlog.h"
 #include "support/instance.h"
 #include "support/machine.h"
 #include "support/process.h"
@@ -124,10 +125,17 @@ TEST_F(KillCmd, JobsAlreadyEndingAreNotCountedAgain) {
     const std::string stubborn =
         submit({"sh", "-c", "trap '' TERM; touch " + ready + "; while :; do sleep 0.05; done"});
     ASSERT_TRUE(eventually([&] { return ::access(ready.c_str(), F_OK) == 0; }));
+    // Its `start` is in before the cancel's exception.
+    const std::vector<std::string> started = {"submit", "depend", "alloc", "start"};
+    ASSERT_TRUE(eventually([&] { return event_names(info(stubborn)) == started; }));
     expect({"cancel", "--all"}, "", "gantry: cancel: canceled 1 job\n", 0);
     EXPECT_EQ(state(stubborn), "RUN");
     expect({"cancel", "--all"}, "", "gantry: cancel: matched 0 jobs\n", 0);
     EXPECT_EQ(result_of(stubborn), "cancel");
+    // Canceled once: one exception.
+    EXPECT_EQ(event_names(info(stubborn)),
+              (std::vector<std::string>{"submit", "depend", "alloc", "start", "exception", "finish",
+                                        "release", "clean"}));
 }
 
 TEST_F(KillCmd, CancelSelectionErrors) {

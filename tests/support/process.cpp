@@ -1,9 +1,13 @@
 #include "support/process.h"
 
+#include <sys/syscall.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 namespace gantry::test {
 
@@ -39,6 +43,21 @@ bool catches(pid_t pid, int signal) {
             return (mask >> (signal - 1)) & 1;
         }
     return false;
+}
+
+bool reading_a_socket(pid_t pid) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    // "NR ARG1 ..." while blocked in a call, "running" (or nothing, once
+    // gone) otherwise.
+    std::ifstream call(proc + "/syscall");
+    long number = -1;
+    std::string fd;
+    if (!(call >> number >> fd) || number != SYS_read)
+        return false;
+    std::error_code error;
+    const auto target = std::filesystem::read_symlink(
+        proc + "/fd/" + std::to_string(std::stoul(fd, nullptr, 16)), error);
+    return !error && target.string().starts_with("socket:");
 }
 
 }  // namespace gantry::test
