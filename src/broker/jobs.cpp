@@ -59,11 +59,11 @@ Json chunk_json(const OutputChunk& chunk) {
 
 // --- Parameters ----------------------------------------------------------------
 
-Error param_error(const api::Request& request, const std::string& message) {
+Error param_error(const overlay::Message& request, const std::string& message) {
     return Error(request.method, message);
 }
 
-Result<JobId> id_param(const api::Request& request) {
+Result<JobId> id_param(const overlay::Message& request) {
     const auto found = request.params.find("id");
     if (found == request.params.end())
         return param_error(request, "\"id\" is missing");
@@ -72,7 +72,7 @@ Result<JobId> id_param(const api::Request& request) {
     return found->get<JobId>();
 }
 
-Result<bool> bool_param(const api::Request& request, const char* key) {
+Result<bool> bool_param(const overlay::Message& request, const char* key) {
     const auto found = request.params.find(key);
     if (found == request.params.end())
         return false;
@@ -82,7 +82,7 @@ Result<bool> bool_param(const api::Request& request, const char* key) {
     return found->get<bool>();
 }
 
-Result<std::int64_t> int_param(const api::Request& request, const char* key,
+Result<std::int64_t> int_param(const overlay::Message& request, const char* key,
                                std::int64_t fallback) {
     const auto found = request.params.find(key);
     if (found == request.params.end())
@@ -94,7 +94,7 @@ Result<std::int64_t> int_param(const api::Request& request, const char* key,
 }
 
 // "states": RFC 21 names, the jobs in any of them; none: any state.
-Result<std::vector<JobState>> states_param(const api::Request& request) {
+Result<std::vector<JobState>> states_param(const overlay::Message& request) {
     std::vector<JobState> states;
     const auto found = request.params.find("states");
     if (found == request.params.end())
@@ -113,7 +113,7 @@ Result<std::vector<JobState>> states_param(const api::Request& request) {
 }
 
 // "userid": the jobs of that user; none: every user's.
-Result<std::optional<std::uint32_t>> uid_param(const api::Request& request) {
+Result<std::optional<std::uint32_t>> uid_param(const overlay::Message& request) {
     const auto found = request.params.find("userid");
     if (found == request.params.end())
         return std::optional<std::uint32_t>();
@@ -1074,16 +1074,16 @@ struct JobManager::Impl {
                 ++it;
                 continue;
             }
-            it->second->responder.error(shut_down(it->first), api::kShutdownError);
+            it->second->responder.error(shut_down(it->first), overlay::kShutdownError);
             it = followers.erase(it);
         }
         for (auto& [id, responder] : waiters)
-            responder.error(shut_down(id), api::kShutdownError);
+            responder.error(shut_down(id), overlay::kShutdownError);
         waiters.clear();
         for (const auto& waiter : std::exchange(all_waiters, {}))
             waiter->responder.error(
                 Error("job.wait", "the instance shut down before every job ended"),
-                api::kShutdownError);
+                overlay::kShutdownError);
     }
 
     void answer_all(AllWaiter& waiter) {
@@ -1103,7 +1103,7 @@ struct JobManager::Impl {
     void register_job_method(std::initializer_list<const char*> names, Handle handle) {
         for (const char* name : names)
             broker.register_method(
-                name, [this, handle](const api::Request& request, Responder responder) {
+                name, [this, handle](const overlay::Message& request, Responder responder) {
                     const auto id = id_param(request);
                     if (!id) {
                         responder.error(id.error());
@@ -1132,66 +1132,68 @@ JobManager::Impl::Active* JobManager::Impl::running_job(JobId id, Responder& res
 }
 
 void JobManager::Impl::register_methods() {
-    broker.register_method("job.submit", [this](const api::Request& request, Responder responder) {
-        const auto jobspec = request.params.find("jobspec");
-        if (jobspec == request.params.end()) {
-            responder.error(param_error(request, "\"jobspec\" is missing"));
-            return;
-        }
-        auto interactive = bool_param(request, "interactive");
-        if (!interactive) {
-            responder.error(interactive.error());
-            return;
-        }
-        auto id = submit(*jobspec, responder.peer(), *interactive);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        if (*interactive)
-            responder.when_disconnected([this, alive = std::weak_ptr<bool>(alive), id = *id] {
-                if (alive.lock())
-                    front_end_gone(id);
-            });
-        responder.result({{"id", *id}});
-    });
+    broker.register_method(
+        "job.submit", [this](const overlay::Message& request, Responder responder) {
+            const auto jobspec = request.params.find("jobspec");
+            if (jobspec == request.params.end()) {
+                responder.error(param_error(request, "\"jobspec\" is missing"));
+                return;
+            }
+            auto interactive = bool_param(request, "interactive");
+            if (!interactive) {
+                responder.error(interactive.error());
+                return;
+            }
+            auto id = submit(*jobspec, responder.peer(), *interactive);
+            if (!id) {
+                responder.error(id.error());
+                return;
+            }
+            if (*interactive)
+                responder.when_disconnected([this, alive = std::weak_ptr<bool>(alive), id = *id] {
+                    if (alive.lock())
+                        front_end_gone(id);
+                });
+            responder.result({{"id", *id}});
+        });
 
-    broker.register_method("job.list", [this](const api::Request& request, Responder responder) {
-        JobFilter filter;
-        const Json& params = request.params;
-        auto states = states_param(request);
-        if (!states) {
-            responder.error(states.error());
-            return;
-        }
-        filter.states = std::move(*states);
-        auto userid = uid_param(request);
-        if (!userid) {
-            responder.error(userid.error());
-            return;
-        }
-        filter.owner = *userid;
-        if (const auto name = params.find("name"); name != params.end() && name->is_string())
-            filter.name = name->get<std::string>();
-        auto limit = int_param(request, "limit", 0);
-        if (!limit || *limit < 0) {
-            responder.error(limit ? param_error(request, "\"limit\" must not be negative")
-                                  : limit.error());
-            return;
-        }
-        filter.limit = static_cast<std::size_t>(*limit);
-        auto records = store.list(filter);
-        if (!records) {
-            responder.error(records.error());
-            return;
-        }
-        Json jobs = Json::array();
-        for (const JobRecord& record : *records)
-            jobs.push_back(summary(record));
-        responder.result({{"jobs", std::move(jobs)}});
-    });
+    broker.register_method(
+        "job.list", [this](const overlay::Message& request, Responder responder) {
+            JobFilter filter;
+            const Json& params = request.params;
+            auto states = states_param(request);
+            if (!states) {
+                responder.error(states.error());
+                return;
+            }
+            filter.states = std::move(*states);
+            auto userid = uid_param(request);
+            if (!userid) {
+                responder.error(userid.error());
+                return;
+            }
+            filter.owner = *userid;
+            if (const auto name = params.find("name"); name != params.end() && name->is_string())
+                filter.name = name->get<std::string>();
+            auto limit = int_param(request, "limit", 0);
+            if (!limit || *limit < 0) {
+                responder.error(limit ? param_error(request, "\"limit\" must not be negative")
+                                      : limit.error());
+                return;
+            }
+            filter.limit = static_cast<std::size_t>(*limit);
+            auto records = store.list(filter);
+            if (!records) {
+                responder.error(records.error());
+                return;
+            }
+            Json jobs = Json::array();
+            for (const JobRecord& record : *records)
+                jobs.push_back(summary(record));
+            responder.result({{"jobs", std::move(jobs)}});
+        });
 
-    const auto info = [this](JobId id, const api::Request&, Responder responder) {
+    const auto info = [this](JobId id, const overlay::Message&, Responder responder) {
         auto record = store.job(id);
         if (!record) {
             responder.error(no_such_job(id));
@@ -1217,7 +1219,7 @@ void JobManager::Impl::register_methods() {
     register_job_method({"job.info", "job.getinfo"}, info);  // RFC 8 calls it getinfo
 
     register_job_method({"job.eventlog"},
-                        [this](JobId id, const api::Request& request, Responder responder) {
+                        [this](JobId id, const overlay::Message& request, Responder responder) {
                             auto keep = bool_param(request, "follow");
                             if (!keep) {
                                 responder.error(keep.error());
@@ -1226,11 +1228,12 @@ void JobManager::Impl::register_methods() {
                             follow(std::move(responder), id, false, *keep);
                         });
 
-    register_job_method({"job.attach"}, [this](JobId id, const api::Request&, Responder responder) {
-        follow(std::move(responder), id, true, true);
-    });
+    register_job_method({"job.attach"},
+                        [this](JobId id, const overlay::Message&, Responder responder) {
+                            follow(std::move(responder), id, true, true);
+                        });
 
-    register_job_method({"job.stdin"}, [this](JobId id, const api::Request& request,
+    register_job_method({"job.stdin"}, [this](JobId id, const overlay::Message& request,
                                               Responder responder) {
         auto eof = bool_param(request, "eof");
         if (!eof) {
@@ -1277,7 +1280,7 @@ void JobManager::Impl::register_methods() {
 
     register_job_method(
         {"job.kill", "job.signal"},  // RFC 8 calls it signal
-        [this](JobId id, const api::Request& request, Responder responder) {
+        [this](JobId id, const overlay::Message& request, Responder responder) {
             auto number = int_param(request, "signal", SIGTERM);
             if (!number) {
                 responder.error(number.error());
@@ -1302,15 +1305,16 @@ void JobManager::Impl::register_methods() {
             responder.result(Json::object());
         });
 
-    register_job_method({"job.cancel"}, [this](JobId id, const api::Request&, Responder responder) {
-        Active* job = running_job(id, responder);
-        if (!job)
-            return;
-        responder.result(Json::object());
-        cancel(*job, responder.peer().uid);
-    });
+    register_job_method({"job.cancel"},
+                        [this](JobId id, const overlay::Message&, Responder responder) {
+                            Active* job = running_job(id, responder);
+                            if (!job)
+                                return;
+                            responder.result(Json::object());
+                            cancel(*job, responder.peer().uid);
+                        });
 
-    broker.register_method("resource.list", [this](const api::Request&, Responder responder) {
+    broker.register_method("resource.list", [this](const overlay::Message&, Responder responder) {
         // The scheduler's view: what no job holds is free. Every rank of the
         // inventory counts as up: nothing here marks a node down yet.
         const ResourceSet free = scheduler.free_resources();
@@ -1321,7 +1325,7 @@ void JobManager::Impl::register_methods() {
     });
 
     broker.register_method(
-        "job.cancelall", [this](const api::Request& request, Responder responder) {
+        "job.cancelall", [this](const overlay::Message& request, Responder responder) {
             auto states = states_param(request);
             if (!states) {
                 responder.error(states.error());
@@ -1359,7 +1363,7 @@ void JobManager::Impl::register_methods() {
         });
 
     register_job_method(
-        {"job.urgency"}, [this](JobId id, const api::Request& request, Responder responder) {
+        {"job.urgency"}, [this](JobId id, const overlay::Message& request, Responder responder) {
             auto urgency = int_param(request, "urgency", -1);
             if (!urgency) {
                 responder.error(urgency.error());
@@ -1386,42 +1390,43 @@ void JobManager::Impl::register_methods() {
             responder.result(Json::object());
         });
 
-    broker.register_method("job.wait", [this](const api::Request& request, Responder responder) {
-        auto all = bool_param(request, "all");
-        if (!all) {
-            responder.error(all.error());
-            return;
-        }
-        if (*all) {
-            auto waiter = std::make_shared<AllWaiter>(AllWaiter{std::move(responder), {}, {}});
-            for (const auto& [id, job] : active) {
-                waiter->ids.push_back(id);
-                waiter->left.insert(id);
+    broker.register_method(
+        "job.wait", [this](const overlay::Message& request, Responder responder) {
+            auto all = bool_param(request, "all");
+            if (!all) {
+                responder.error(all.error());
+                return;
             }
-            if (waiter->left.empty())
-                answer_all(*waiter);
+            if (*all) {
+                auto waiter = std::make_shared<AllWaiter>(AllWaiter{std::move(responder), {}, {}});
+                for (const auto& [id, job] : active) {
+                    waiter->ids.push_back(id);
+                    waiter->left.insert(id);
+                }
+                if (waiter->left.empty())
+                    answer_all(*waiter);
+                else
+                    all_waiters.push_back(waiter);
+                return;
+            }
+            auto id = id_param(request);
+            if (!id) {
+                responder.error(id.error());
+                return;
+            }
+            if (active.contains(*id)) {
+                waiters.emplace(*id, std::move(responder));
+                return;
+            }
+            auto result = summary(*id);
+            if (result)
+                responder.result(*result);
             else
-                all_waiters.push_back(waiter);
-            return;
-        }
-        auto id = id_param(request);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        if (active.contains(*id)) {
-            waiters.emplace(*id, std::move(responder));
-            return;
-        }
-        auto result = summary(*id);
-        if (result)
-            responder.result(*result);
-        else
-            responder.error(result.error());
-    });
+                responder.error(result.error());
+        });
 
     // job.purge {"id"}: that inactive job; without an id, every inactive job.
-    const Handler purge = [this](const api::Request& request, Responder responder) {
+    const Handler purge = [this](const overlay::Message& request, Responder responder) {
         if (!request.params.contains("id")) {
             auto purged = store.purge_inactive();
             if (purged)
@@ -1452,7 +1457,7 @@ void JobManager::Impl::register_methods() {
     broker.register_method("job.purge", purge);
     broker.register_method("job.reap", purge);  // RFC 8's name
 
-    broker.register_method("job.new", [this](const api::Request& request, Responder responder) {
+    broker.register_method("job.new", [this](const overlay::Message& request, Responder responder) {
         std::string name = "program";
         if (const auto given = request.params.find("name"); given != request.params.end()) {
             if (!given->is_string()) {
@@ -1472,7 +1477,7 @@ void JobManager::Impl::register_methods() {
     for (const bool growing : {true, false}) {
         register_job_method(
             {growing ? "job.grow" : "job.shrink"},
-            [this, growing](JobId id, const api::Request& request, Responder responder) {
+            [this, growing](JobId id, const overlay::Message& request, Responder responder) {
                 auto R = ResourceSet::from_json(request.params.value("R", Json()));
                 if (!R) {
                     responder.error(Error(request.method, "\"R\": " + R.error().str()));
@@ -1494,7 +1499,7 @@ void JobManager::Impl::register_methods() {
     // pending tasks; its attributes (environment, directory, limits) are
     // those the next exec runs with.
     register_job_method(
-        {"job.map"}, [this](JobId id, const api::Request& request, Responder responder) {
+        {"job.map"}, [this](JobId id, const overlay::Message& request, Responder responder) {
             auto spec = Jobspec::from_json(request.params.value("jobspec", Json()));
             if (!spec) {
                 responder.error(spec.error());
@@ -1515,20 +1520,21 @@ void JobManager::Impl::register_methods() {
             responder.result({{"pending_apps", job->pending_apps.size()}});
         });
 
-    register_job_method({"job.exec"}, [this](JobId id, const api::Request&, Responder responder) {
-        Active* job = program(id, responder);
-        if (!job)
-            return;
-        auto ranks = exec(*job);
-        if (ranks)
-            responder.result({{"ranks", ranks->encode()}});
-        else
-            responder.error(ranks.error());
-    });
+    register_job_method({"job.exec"},
+                        [this](JobId id, const overlay::Message&, Responder responder) {
+                            Active* job = program(id, responder);
+                            if (!job)
+                                return;
+                            auto ranks = exec(*job);
+                            if (ranks)
+                                responder.result({{"ranks", ranks->encode()}});
+                            else
+                                responder.error(ranks.error());
+                        });
 
     // job.terminate {"id"}: ends any job and answers once it is INACTIVE.
     register_job_method(
-        {"job.terminate"}, [this](JobId id, const api::Request&, Responder responder) {
+        {"job.terminate"}, [this](JobId id, const overlay::Message&, Responder responder) {
             Active* job = running_job(id, responder);
             if (!job)
                 return;
