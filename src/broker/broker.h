@@ -130,8 +130,7 @@ public:
 
     // Adds method `name`, or replaces the handler of an existing one. By
     // default it is served on rank 0, where the record is.
-    void register_method(std::string name, Handler handler,
-                         ServedOn where = ServedOn::kRankZero);
+    void register_method(std::string name, Handler handler, ServedOn where = ServedOn::kRankZero);
 
     // Stops accepting clients and reading requests; runs `done` on the loop
     // once every reply given so far is written, or after `grace` at most.

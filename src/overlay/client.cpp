@@ -151,9 +151,10 @@ Result<Json> Client::call(std::string_view method, const Json& params,
             return error_of(*reply);
         }
         if (!reply->id || *reply->id != *id)
-            return unexpected_reply("a reply to request " +
-                             (reply->id ? std::to_string(*reply->id) : std::string("(none)")) +
-                             " while waiting for request " + std::to_string(*id));
+            return unexpected_reply(
+                "a reply to request " +
+                (reply->id ? std::to_string(*reply->id) : std::string("(none)")) +
+                " while waiting for request " + std::to_string(*id));
         if (!reply->more)
             return std::move(*reply->result);
         if (on_more)

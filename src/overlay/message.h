@@ -63,14 +63,14 @@ struct Message {
     Json params = Json::object();
     // The rank of the broker that is to serve it; none: the broker that
     // receives it.
-    std::optional<Rank> rank;
+    std::optional<Rank> rank = std::nullopt;
     // The sender's uid, set by the side that received it: from the peer's
     // credentials on the local socket, from the message a peer broker sent
     // on the overlay. Never from a client's JSON.
     uid_t uid = kUnknownUid;
     // The brokers it went through, the first one first; empty for a
     // request that came on the local socket.
-    std::vector<Rank> route;
+    std::vector<Rank> route = {};
 
     bool operator==(const Message&) const = default;
 };
@@ -84,7 +84,7 @@ struct Reply {
     bool more = false;                   // another reply to the same id follows
     // Its request's route, which it goes back along; empty on the local
     // socket. A reply has no uid: the instance answers.
-    std::vector<Rank> route;
+    std::vector<Rank> route = {};
 
     bool operator==(const Reply&) const = default;
 };
@@ -116,8 +116,7 @@ std::string encode_reply(const Reply& reply);
 // `sender`'s, the uid of the connection's peer. `id` is set as soon as a
 // usable id is read, so that the error reply about a bad request can carry
 // it.
-Result<Message> parse_request(std::string_view line, uid_t sender,
-                              std::optional<std::int64_t>& id);
+Result<Message> parse_request(std::string_view line, uid_t sender, std::optional<std::int64_t>& id);
 // One request line from another broker: as a client's, and with the
 // sender's "uid" and the "route" it took, both required.
 Result<Message> parse_message(std::string_view line, std::optional<std::int64_t>& id);
