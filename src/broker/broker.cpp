@@ -251,7 +251,7 @@ void Session::dispatch(const std::string& line) {
         fail(id, request.error());
         return;
     }
-    const auto handler = broker_->route(*request);
+    const auto handler = broker_->handler_for(*request);
     if (!handler) {
         send(overlay::encode_error(request->id, whole_line(handler.error())));
         return;
@@ -409,7 +409,7 @@ void Broker::register_method(std::string name, Handler handler, ServedOn where) 
     methods_.add(std::move(name), std::move(handler), where);
 }
 
-Result<const Handler*> Broker::route(const overlay::Message& request) const {
+Result<const Handler*> Broker::handler_for(const overlay::Message& request) const {
     const overlay::Rank rank = request.rank.value_or(rank_);
     // Another rank's broker is reached through the overlay, which has no
     // peers yet.

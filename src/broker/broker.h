@@ -28,13 +28,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <asio/io_context.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/steady_timer.hpp>
 
 #include "overlay/message.h"
-#include "overlay/uri.h"
+#include "overlay/uri.h"  // uri() is one of its URIs
 #include "util/error.h"
 #include "util/json.h"
 
@@ -147,7 +148,7 @@ private:
     void check_drained();
     // The handler that is to serve `request` here, or the error that
     // answers it: "no route to rank N", "unknown method ...".
-    Result<const Handler*> route(const overlay::Message& request) const;
+    Result<const Handler*> handler_for(const overlay::Message& request) const;
 
     asio::io_context& loop_;
     uid_t owner_;
