@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "broker/api.h"
+#include "overlay/client.h"
 #include "util/json.h"
 
 namespace {
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
         return fail("usage: submit_flood URI N");
     const std::string uri = argv[1];
     const long jobs = std::atol(argv[2]);
-    auto client = gantry::api::Client::connect(uri);
+    auto client = gantry::overlay::Client::connect(uri);
     if (!client)
         return fail(client.error().str());
 

@@ -24,6 +24,7 @@ const std::map<std::string, std::vector<std::string>> kVectorFiles = {
     {"jobspec", {}},        // no vectors: the committed corpus only
     {"shell_records", {}},  // the same
     {"util", {}},           // the same
+    {"overlay", {}},        // the same
 };
 
 struct Writer {

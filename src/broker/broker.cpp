@@ -81,7 +81,7 @@ private:
     Broker* broker_;
     asio::local::stream_protocol::socket socket_;
     Peer peer_;
-    api::LineBuffer input_;
+    overlay::LineBuffer input_;
     std::array<char, 1 << 16> block_{};
     std::deque<std::string> output_;
     std::size_t queued_ = 0;  // bytes in output_
@@ -100,7 +100,7 @@ Call::~Call() {
     if (done)
         return;
     if (const auto client = session.lock()) {
-        client->send(api::encode_error(id, "gantry: " + method + ": no reply"));
+        client->send(overlay::encode_error(id, "gantry: " + method + ": no reply"));
         client->finished();
     }
 }
@@ -119,7 +119,7 @@ void Responder::more(const Json& result) {
     if (call_->done)
         return;
     if (const auto client = call_->session.lock())
-        client->send(api::encode_result(call_->id, result, true));
+        client->send(overlay::encode_result(call_->id, result, true));
 }
 
 void Responder::result(const Json& result) {
@@ -127,7 +127,7 @@ void Responder::result(const Json& result) {
         return;
     call_->done = true;
     if (const auto client = call_->session.lock()) {
-        client->send(api::encode_result(call_->id, result));
+        client->send(overlay::encode_result(call_->id, result));
         client->finished();
     }
 }
@@ -137,7 +137,7 @@ void Responder::error(const Error& error, std::string_view type) {
         return;
     call_->done = true;
     if (const auto client = call_->session.lock()) {
-        client->send(api::encode_error(call_->id, whole_line(error), type));
+        client->send(overlay::encode_error(call_->id, whole_line(error), type));
         client->finished();
     }
 }
@@ -224,7 +224,7 @@ void Session::pump() {
         }
         if (input_.overflowed()) {
             fail(std::nullopt, Error("api", "a request is longer than " +
-                                                std::to_string(api::kMaxMessage) + " bytes"));
+                                                std::to_string(overlay::kMaxMessage) + " bytes"));
             break;
         }
         if (!end_of_input_)
@@ -245,15 +245,15 @@ void Session::dispatch(const std::string& line) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
         return;  // blank lines are allowed between requests
     std::optional<std::int64_t> id;
-    auto request = api::parse_request(line, id);
+    // The uid is the connection's, whatever the line says.
+    auto request = overlay::parse_request(line, peer_.uid, id);
     if (!request) {
         fail(id, request.error());
         return;
     }
-    const Handler* handler = broker_->find_method(request->method);
+    const auto handler = broker_->handler_for(*request);
     if (!handler) {
-        send(api::encode_error(
-            request->id, whole_line(Error("api", "unknown method " + quote(request->method)))));
+        send(overlay::encode_error(request->id, whole_line(handler.error())));
         return;
     }
     busy_ = true;
@@ -261,11 +261,11 @@ void Session::dispatch(const std::string& line) {
     call->session = weak_from_this();
     call->id = request->id;
     call->method = request->method;
-    call->peer = peer_;
+    call->peer = {request->uid, peer_.gid, peer_.pid};
     Responder responder(call);
     call.reset();
     try {
-        (*handler)(*request, responder);
+        (**handler)(*request, responder);
     } catch (const std::exception& e) {
         responder.error(Error(request->method, e.what()));
     }
@@ -284,7 +284,7 @@ void Session::finished() {
 }
 
 void Session::fail(std::optional<std::int64_t> id, const Error& error) {
-    send(api::encode_error(id, whole_line(error)));
+    send(overlay::encode_error(id, whole_line(error)));
     last_sent_ = true;
     write_next();
 }
@@ -344,10 +344,34 @@ void Session::close() {
     }
 }
 
+// --- Methods -----------------------------------------------------------------
+
+void Methods::add(std::string name, Handler handler, ServedOn where) {
+    methods_[std::move(name)] = {std::move(handler), where};
+}
+
+const Handler* Methods::find(std::string_view method, overlay::Rank rank) const {
+    const auto found = methods_.find(method);
+    if (found == methods_.end())
+        return nullptr;
+    if (found->second.where == ServedOn::kRankZero && rank != 0)
+        return nullptr;
+    return &found->second.handler;
+}
+
+bool Methods::contains(std::string_view method) const {
+    return methods_.find(method) != methods_.end();
+}
+
 // --- Broker ------------------------------------------------------------------
 
-Broker::Broker(asio::io_context& loop, uid_t owner)
-    : loop_(loop), owner_(owner), acceptor_(loop), retry_timer_(loop), grace_timer_(loop) {}
+Broker::Broker(asio::io_context& loop, uid_t owner, overlay::Rank rank)
+    : loop_(loop),
+      owner_(owner),
+      rank_(rank),
+      acceptor_(loop),
+      retry_timer_(loop),
+      grace_timer_(loop) {}
 
 Broker::~Broker() {
     disconnect_all();
@@ -376,18 +400,27 @@ Status Broker::listen(const std::string& socket_path) {
         ::close(fd);
         return Error("", prefix + error.message());
     }
-    uri_ = api::uri_of(socket_path);
+    uri_ = overlay::uri_of(socket_path);
     accept();
     return {};
 }
 
-void Broker::register_method(std::string name, Handler handler) {
-    methods_[std::move(name)] = std::move(handler);
+void Broker::register_method(std::string name, Handler handler, ServedOn where) {
+    methods_.add(std::move(name), std::move(handler), where);
 }
 
-const Handler* Broker::find_method(const std::string& name) const {
-    const auto found = methods_.find(name);
-    return found == methods_.end() ? nullptr : &found->second;
+Result<const Handler*> Broker::handler_for(const overlay::Message& request) const {
+    const overlay::Rank rank = request.rank.value_or(rank_);
+    // Another rank's broker is reached through the overlay, which has no
+    // peers yet.
+    if (rank != rank_)
+        return Error("api", "no route to rank " + std::to_string(rank));
+    if (const Handler* handler = methods_.find(request.method, rank))
+        return handler;
+    if (methods_.contains(request.method))
+        return Error("api", "method " + quote(request.method) + " is not served on rank " +
+                                std::to_string(rank));
+    return Error("api", "unknown method " + quote(request.method));
 }
 
 void Broker::accept() {

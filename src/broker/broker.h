@@ -8,7 +8,14 @@
 // came: the next one is handed to its method once the previous one has had
 // its final reply (a stream holds back that client's later requests, not
 // other clients'). A line that is not a request gets an error reply, and
-// the client is disconnected once it is written. The protocol: api.h.
+// the client is disconnected once it is written. The protocol:
+// overlay/message.h.
+//
+// Methods are looked up by rank (Methods): a request from a client is
+// served by this broker, at its rank, unless it names another rank, which
+// no route leads to yet (the overlay between brokers is to come). A
+// request that comes from another broker will go through the same table
+// to the same handlers.
 #pragma once
 
 #include <sys/types.h>
@@ -21,18 +28,23 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <asio/io_context.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/steady_timer.hpp>
 
-#include "broker/api.h"
+#include "overlay/message.h"
+#include "overlay/uri.h"  // uri() is one of its URIs
 #include "util/error.h"
 #include "util/json.h"
 
 namespace gantry::broker {
 
-// The process at the other end of a connection.
+// Who sent a request: on the local socket, the process at the other end of
+// the connection (SO_PEERCRED). Its uid is the request's
+// (overlay::Message::uid); a request from another broker will have no
+// pid or gid.
 struct Peer {
     uid_t uid = 0;
     gid_t gid = 0;
@@ -57,7 +69,7 @@ public:
     // The final reply: {"id":N,"result":RESULT}.
     void result(const Json& result);
     // The final reply: {"id":N,"error":{"message":"gantry: " + error.str()}},
-    // with "type" when `type` is not empty (api::kShutdownError).
+    // with "type" when `type` is not empty (overlay::kShutdownError).
     void error(const Error& error, std::string_view type = {});
     // The final reply was given.
     bool done() const;
@@ -74,12 +86,37 @@ private:
 // A method: called on the event loop with the request and its responder,
 // which it may keep to answer later. An exception it throws becomes the
 // error reply "METHOD: WHAT".
-using Handler = std::function<void(const api::Request& request, Responder responder)>;
+using Handler = std::function<void(const overlay::Message& request, Responder responder)>;
+
+// The ranks whose brokers serve a method.
+enum class ServedOn {
+    kRankZero,   // the rank that keeps the record and schedules: the job methods
+    kEveryRank,  // each broker, for its own node
+};
+
+// The methods of a broker, by name, with where each is served.
+class Methods {
+public:
+    // Adds method `name`, or replaces an existing one.
+    void add(std::string name, Handler handler, ServedOn where);
+    // The handler of `method` on the broker of rank `rank`; none when there
+    // is no such method or it is not served there.
+    const Handler* find(std::string_view method, overlay::Rank rank) const;
+    // `method` is served on some rank.
+    bool contains(std::string_view method) const;
+
+private:
+    struct Method {
+        Handler handler;
+        ServedOn where;
+    };
+    std::map<std::string, Method, std::less<>> methods_;
+};
 
 class Broker {
 public:
-    // Lets in peers of uid `owner` only.
-    Broker(asio::io_context& loop, uid_t owner);
+    // Lets in peers of uid `owner` only; serves the methods of rank `rank`.
+    Broker(asio::io_context& loop, uid_t owner, overlay::Rank rank = 0);
     ~Broker();  // disconnects every client
     Broker(const Broker&) = delete;
     Broker& operator=(const Broker&) = delete;
@@ -90,9 +127,11 @@ public:
     // unix://SOCKET_PATH once listening.
     const std::string& uri() const { return uri_; }
     uid_t owner() const { return owner_; }
+    overlay::Rank rank() const { return rank_; }
 
-    // Adds method `name`, or replaces the handler of an existing one.
-    void register_method(std::string name, Handler handler);
+    // Adds method `name`, or replaces the handler of an existing one. By
+    // default it is served on rank 0, where the record is.
+    void register_method(std::string name, Handler handler, ServedOn where = ServedOn::kRankZero);
 
     // Stops accepting clients and reading requests; runs `done` on the loop
     // once every reply given so far is written, or after `grace` at most.
@@ -107,15 +146,18 @@ private:
     void accept();
     void remove(const std::shared_ptr<Session>& session);
     void check_drained();
-    const Handler* find_method(const std::string& name) const;
+    // The handler that is to serve `request` here, or the error that
+    // answers it: "no route to rank N", "unknown method ...".
+    Result<const Handler*> handler_for(const overlay::Message& request) const;
 
     asio::io_context& loop_;
     uid_t owner_;
+    overlay::Rank rank_;
     std::string uri_;
     asio::local::stream_protocol::acceptor acceptor_;
     asio::steady_timer retry_timer_;  // after accept fails for want of descriptors
     asio::steady_timer grace_timer_;
-    std::map<std::string, Handler, std::less<>> methods_;
+    Methods methods_;
     std::set<std::shared_ptr<Session>> sessions_;
     std::function<void()> on_drained_;  // set while close() waits
     bool closed_ = false;

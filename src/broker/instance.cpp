@@ -217,11 +217,11 @@ Instance::~Instance() {
 // --- Methods -----------------------------------------------------------------
 
 void Instance::register_methods() {
-    broker_.register_method("instance.info", [this](const api::Request&, Responder responder) {
+    broker_.register_method("instance.info", [this](const overlay::Message&, Responder responder) {
         responder.result(info());
     });
     broker_.register_method(
-        "instance.shutdown", [this](const api::Request& request, Responder responder) {
+        "instance.shutdown", [this](const overlay::Message& request, Responder responder) {
             bool force = false;
             if (const auto found = request.params.find("force"); found != request.params.end()) {
                 if (!found->is_boolean()) {
@@ -324,7 +324,7 @@ Status Instance::spawn_initial_program() {
     for (const auto& arg : options_.initial_program)
         argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
-    const std::string variable = std::string(api::kUriVariable) + "=";
+    const std::string variable = std::string(overlay::kUriVariable) + "=";
     const std::string uri_entry = variable + uri();
     std::vector<char*> envp;
     // A job id inherited from an enclosing instance's job means nothing

@@ -179,14 +179,11 @@ void JobManager::Impl::on_output(JobId id, std::uint32_t first_rank, const Shell
     touch(id);
 }
 
-// RFC 21's `start` comes once, when the first execution's tasks have all
-// started (a program made by job.new may exec again later).
+// Each execution's `start` comes once, when the shells of all its ranks
+// have started their tasks (a program made by job.new has one per exec).
 void JobManager::Impl::on_started(JobId id) {
-    const auto found = active.find(id);
-    if (found == active.end() || found->second.started)
-        return;
-    found->second.started = true;
-    post_event(found->second, "start");
+    if (const auto found = active.find(id); found != active.end())
+        post_event(found->second, "start");
 }
 
 void JobManager::Impl::on_finished(JobId id, const Exec* ended, int wait_status) {
@@ -300,7 +297,7 @@ bool JobManager::Impl::none_running() const {
 }
 
 void JobManager::Impl::register_exec_methods() {
-    register_job_method({"job.stdin"}, [this](JobId id, const api::Request& request,
+    register_job_method({"job.stdin"}, [this](JobId id, const overlay::Message& request,
                                               Responder responder) {
         auto eof = bool_param(request, "eof");
         if (!eof) {
@@ -347,7 +344,7 @@ void JobManager::Impl::register_exec_methods() {
 
     register_job_method(
         {"job.kill", "job.signal"},  // RFC 8 calls it signal
-        [this](JobId id, const api::Request& request, Responder responder) {
+        [this](JobId id, const overlay::Message& request, Responder responder) {
             auto number = int_param(request, "signal", SIGTERM);
             if (!number) {
                 responder.error(number.error());
@@ -372,15 +369,16 @@ void JobManager::Impl::register_exec_methods() {
             responder.result(Json::object());
         });
 
-    register_job_method({"job.cancel"}, [this](JobId id, const api::Request&, Responder responder) {
-        Active* job = running_job(id, responder);
-        if (!job)
-            return;
-        responder.result(Json::object());
-        cancel(*job, responder.peer().uid);
-    });
+    register_job_method({"job.cancel"},
+                        [this](JobId id, const overlay::Message&, Responder responder) {
+                            Active* job = running_job(id, responder);
+                            if (!job)
+                                return;
+                            responder.result(Json::object());
+                            cancel(*job, responder.peer().uid);
+                        });
     broker.register_method(
-        "job.cancelall", [this](const api::Request& request, Responder responder) {
+        "job.cancelall", [this](const overlay::Message& request, Responder responder) {
             auto states = states_param(request);
             if (!states) {
                 responder.error(states.error());

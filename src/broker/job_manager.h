@@ -90,7 +90,6 @@ struct JobManager::Impl {
         bool in_scheduler = false;     // queued or holding R there
         bool manual = false;           // made by job.new: runs until terminated
         bool terminating = false;
-        bool started = false;                      // its `start` event is posted
         std::vector<Jobspec::App> pending_apps;    // mapped, not executed yet
         std::vector<std::unique_ptr<Exec>> execs;  // executions running
         std::vector<ExecMap> exec_maps;            // of every exec so far, in order
@@ -260,15 +259,15 @@ template <class Handle>
 void JobManager::Impl::register_job_method(std::initializer_list<const char*> names,
                                            Handle handle) {
     for (const char* name : names)
-        broker.register_method(name,
-                               [this, handle](const api::Request& request, Responder responder) {
-                                   const auto id = id_param(request);
-                                   if (!id) {
-                                       responder.error(id.error());
-                                       return;
-                                   }
-                                   handle(*id, request, std::move(responder));
-                               });
+        broker.register_method(
+            name, [this, handle](const overlay::Message& request, Responder responder) {
+                const auto id = id_param(request);
+                if (!id) {
+                    responder.error(id.error());
+                    return;
+                }
+                handle(*id, request, std::move(responder));
+            });
 }
 
 }  // namespace gantry::broker

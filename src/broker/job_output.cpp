@@ -168,42 +168,43 @@ void JobManager::Impl::follow(Responder responder, JobId id, bool output, bool k
 }
 
 void JobManager::Impl::register_output_methods() {
-    broker.register_method("job.list", [this](const api::Request& request, Responder responder) {
-        JobFilter filter;
-        const Json& params = request.params;
-        auto states = states_param(request);
-        if (!states) {
-            responder.error(states.error());
-            return;
-        }
-        filter.states = std::move(*states);
-        auto userid = uid_param(request);
-        if (!userid) {
-            responder.error(userid.error());
-            return;
-        }
-        filter.owner = *userid;
-        if (const auto name = params.find("name"); name != params.end() && name->is_string())
-            filter.name = name->get<std::string>();
-        auto limit = int_param(request, "limit", 0);
-        if (!limit || *limit < 0) {
-            responder.error(limit ? param_error(request, "\"limit\" must not be negative")
-                                  : limit.error());
-            return;
-        }
-        filter.limit = static_cast<std::size_t>(*limit);
-        auto records = store.list(filter);
-        if (!records) {
-            responder.error(records.error());
-            return;
-        }
-        Json jobs = Json::array();
-        for (const JobRecord& record : *records)
-            jobs.push_back(summary(record));
-        responder.result({{"jobs", std::move(jobs)}});
-    });
+    broker.register_method(
+        "job.list", [this](const overlay::Message& request, Responder responder) {
+            JobFilter filter;
+            const Json& params = request.params;
+            auto states = states_param(request);
+            if (!states) {
+                responder.error(states.error());
+                return;
+            }
+            filter.states = std::move(*states);
+            auto userid = uid_param(request);
+            if (!userid) {
+                responder.error(userid.error());
+                return;
+            }
+            filter.owner = *userid;
+            if (const auto name = params.find("name"); name != params.end() && name->is_string())
+                filter.name = name->get<std::string>();
+            auto limit = int_param(request, "limit", 0);
+            if (!limit || *limit < 0) {
+                responder.error(limit ? param_error(request, "\"limit\" must not be negative")
+                                      : limit.error());
+                return;
+            }
+            filter.limit = static_cast<std::size_t>(*limit);
+            auto records = store.list(filter);
+            if (!records) {
+                responder.error(records.error());
+                return;
+            }
+            Json jobs = Json::array();
+            for (const JobRecord& record : *records)
+                jobs.push_back(summary(record));
+            responder.result({{"jobs", std::move(jobs)}});
+        });
 
-    const auto info = [this](JobId id, const api::Request&, Responder responder) {
+    const auto info = [this](JobId id, const overlay::Message&, Responder responder) {
         auto record = record_of(id);
         if (!record) {
             responder.error(record.error());
@@ -229,7 +230,7 @@ void JobManager::Impl::register_output_methods() {
     register_job_method({"job.info", "job.getinfo"}, info);  // RFC 8 calls it getinfo
 
     register_job_method({"job.eventlog"},
-                        [this](JobId id, const api::Request& request, Responder responder) {
+                        [this](JobId id, const overlay::Message& request, Responder responder) {
                             auto keep = bool_param(request, "follow");
                             if (!keep) {
                                 responder.error(keep.error());
@@ -238,9 +239,10 @@ void JobManager::Impl::register_output_methods() {
                             follow(std::move(responder), id, false, *keep);
                         });
 
-    register_job_method({"job.attach"}, [this](JobId id, const api::Request&, Responder responder) {
-        follow(std::move(responder), id, true, true);
-    });
+    register_job_method({"job.attach"},
+                        [this](JobId id, const overlay::Message&, Responder responder) {
+                            follow(std::move(responder), id, true, true);
+                        });
 }
 
 }  // namespace gantry::broker

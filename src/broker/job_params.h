@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "broker/api.h"
 #include "broker/store.h"
+#include "overlay/message.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -15,11 +15,11 @@ namespace gantry::broker {
 
 // --- Parameters ----------------------------------------------------------------
 
-inline Error param_error(const api::Request& request, const std::string& message) {
+inline Error param_error(const overlay::Message& request, const std::string& message) {
     return Error(request.method, message);
 }
 
-inline Result<JobId> id_param(const api::Request& request) {
+inline Result<JobId> id_param(const overlay::Message& request) {
     const auto found = request.params.find("id");
     if (found == request.params.end())
         return param_error(request, "\"id\" is missing");
@@ -28,7 +28,7 @@ inline Result<JobId> id_param(const api::Request& request) {
     return found->get<JobId>();
 }
 
-inline Result<bool> bool_param(const api::Request& request, const char* key) {
+inline Result<bool> bool_param(const overlay::Message& request, const char* key) {
     const auto found = request.params.find(key);
     if (found == request.params.end())
         return false;
@@ -38,7 +38,7 @@ inline Result<bool> bool_param(const api::Request& request, const char* key) {
     return found->get<bool>();
 }
 
-inline Result<std::int64_t> int_param(const api::Request& request, const char* key,
+inline Result<std::int64_t> int_param(const overlay::Message& request, const char* key,
                                       std::int64_t fallback) {
     const auto found = request.params.find(key);
     if (found == request.params.end())
@@ -50,7 +50,7 @@ inline Result<std::int64_t> int_param(const api::Request& request, const char* k
 }
 
 // "states": RFC 21 names, the jobs in any of them; none: any state.
-inline Result<std::vector<JobState>> states_param(const api::Request& request) {
+inline Result<std::vector<JobState>> states_param(const overlay::Message& request) {
     std::vector<JobState> states;
     const auto found = request.params.find("states");
     if (found == request.params.end())
@@ -69,7 +69,7 @@ inline Result<std::vector<JobState>> states_param(const api::Request& request) {
 }
 
 // "userid": the jobs of that user; none: every user's.
-inline Result<std::optional<std::uint32_t>> uid_param(const api::Request& request) {
+inline Result<std::optional<std::uint32_t>> uid_param(const overlay::Message& request) {
     const auto found = request.params.find("userid");
     if (found == request.params.end())
         return std::optional<std::uint32_t>();

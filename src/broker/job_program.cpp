@@ -73,7 +73,7 @@ Status JobManager::Impl::shrink(Active& job, const ResourceSet& removed) {
 }
 
 void JobManager::Impl::register_program_methods() {
-    broker.register_method("job.new", [this](const api::Request& request, Responder responder) {
+    broker.register_method("job.new", [this](const overlay::Message& request, Responder responder) {
         std::string name = "program";
         if (const auto given = request.params.find("name"); given != request.params.end()) {
             if (!given->is_string()) {
@@ -93,7 +93,7 @@ void JobManager::Impl::register_program_methods() {
     for (const bool growing : {true, false}) {
         register_job_method(
             {growing ? "job.grow" : "job.shrink"},
-            [this, growing](JobId id, const api::Request& request, Responder responder) {
+            [this, growing](JobId id, const overlay::Message& request, Responder responder) {
                 auto R = ResourceSet::from_json(request.params.value("R", Json()));
                 if (!R) {
                     responder.error(Error(request.method, "\"R\": " + R.error().str()));
@@ -115,7 +115,7 @@ void JobManager::Impl::register_program_methods() {
     // pending tasks; its attributes (environment, directory, limits) are
     // those the next exec runs with.
     register_job_method(
-        {"job.map"}, [this](JobId id, const api::Request& request, Responder responder) {
+        {"job.map"}, [this](JobId id, const overlay::Message& request, Responder responder) {
             auto spec = Jobspec::from_json(request.params.value("jobspec", Json()));
             if (!spec) {
                 responder.error(spec.error());
@@ -136,20 +136,21 @@ void JobManager::Impl::register_program_methods() {
             responder.result({{"pending_apps", job->pending_apps.size()}});
         });
 
-    register_job_method({"job.exec"}, [this](JobId id, const api::Request&, Responder responder) {
-        Active* job = program(id, responder);
-        if (!job)
-            return;
-        auto ranks = exec(*job);
-        if (ranks)
-            responder.result({{"ranks", ranks->encode()}});
-        else
-            responder.error(ranks.error());
-    });
+    register_job_method({"job.exec"},
+                        [this](JobId id, const overlay::Message&, Responder responder) {
+                            Active* job = program(id, responder);
+                            if (!job)
+                                return;
+                            auto ranks = exec(*job);
+                            if (ranks)
+                                responder.result({{"ranks", ranks->encode()}});
+                            else
+                                responder.error(ranks.error());
+                        });
 
     // job.terminate {"id"}: ends any job and answers once it is INACTIVE.
     register_job_method(
-        {"job.terminate"}, [this](JobId id, const api::Request&, Responder responder) {
+        {"job.terminate"}, [this](JobId id, const overlay::Message&, Responder responder) {
             Active* job = running_job(id, responder);
             if (!job)
                 return;

@@ -59,7 +59,7 @@ void JobManager::Impl::schedule() {
 }
 
 void JobManager::Impl::register_sched_methods() {
-    broker.register_method("resource.list", [this](const api::Request&, Responder responder) {
+    broker.register_method("resource.list", [this](const overlay::Message&, Responder responder) {
         // The scheduler's view: what no job holds is free. Every rank of the
         // inventory counts as up: nothing here marks a node down yet.
         const ResourceSet free = scheduler.free_resources();
@@ -69,7 +69,7 @@ void JobManager::Impl::register_sched_methods() {
                           {"down", ResourceSet().to_json()}});
     });
     register_job_method(
-        {"job.urgency"}, [this](JobId id, const api::Request& request, Responder responder) {
+        {"job.urgency"}, [this](JobId id, const overlay::Message& request, Responder responder) {
             auto urgency = int_param(request, "urgency", -1);
             if (!urgency) {
                 responder.error(urgency.error());

@@ -124,29 +124,30 @@ void JobManager::Impl::front_end_gone(JobId id) {
 }
 
 void JobManager::Impl::register_submit_methods() {
-    broker.register_method("job.submit", [this](const api::Request& request, Responder responder) {
-        const auto jobspec = request.params.find("jobspec");
-        if (jobspec == request.params.end()) {
-            responder.error(param_error(request, "\"jobspec\" is missing"));
-            return;
-        }
-        auto interactive = bool_param(request, "interactive");
-        if (!interactive) {
-            responder.error(interactive.error());
-            return;
-        }
-        auto id = submit(*jobspec, responder.peer(), *interactive);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        if (*interactive)
-            responder.when_disconnected([this, alive = std::weak_ptr<bool>(alive), id = *id] {
-                if (alive.lock())
-                    front_end_gone(id);
-            });
-        responder.result({{"id", *id}});
-    });
+    broker.register_method(
+        "job.submit", [this](const overlay::Message& request, Responder responder) {
+            const auto jobspec = request.params.find("jobspec");
+            if (jobspec == request.params.end()) {
+                responder.error(param_error(request, "\"jobspec\" is missing"));
+                return;
+            }
+            auto interactive = bool_param(request, "interactive");
+            if (!interactive) {
+                responder.error(interactive.error());
+                return;
+            }
+            auto id = submit(*jobspec, responder.peer(), *interactive);
+            if (!id) {
+                responder.error(id.error());
+                return;
+            }
+            if (*interactive)
+                responder.when_disconnected([this, alive = std::weak_ptr<bool>(alive), id = *id] {
+                    if (alive.lock())
+                        front_end_gone(id);
+                });
+            responder.result({{"id", *id}});
+        });
 }
 
 }  // namespace gantry::broker

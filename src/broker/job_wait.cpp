@@ -43,15 +43,15 @@ void JobManager::Impl::answer_shutdown() {
             ++it;
             continue;
         }
-        it->second->responder.error(shut_down(it->first), api::kShutdownError);
+        it->second->responder.error(shut_down(it->first), overlay::kShutdownError);
         it = followers.erase(it);
     }
     for (auto& [id, responder] : waiters)
-        responder.error(shut_down(id), api::kShutdownError);
+        responder.error(shut_down(id), overlay::kShutdownError);
     waiters.clear();
     for (const auto& waiter : std::exchange(all_waiters, {}))
         waiter->responder.error(Error("job.wait", "the instance shut down before every job ended"),
-                                api::kShutdownError);
+                                overlay::kShutdownError);
 }
 
 void JobManager::Impl::answer_all(AllWaiter& waiter) {
@@ -63,42 +63,43 @@ void JobManager::Impl::answer_all(AllWaiter& waiter) {
 }
 
 void JobManager::Impl::register_wait_methods() {
-    broker.register_method("job.wait", [this](const api::Request& request, Responder responder) {
-        auto all = bool_param(request, "all");
-        if (!all) {
-            responder.error(all.error());
-            return;
-        }
-        if (*all) {
-            auto waiter = std::make_shared<AllWaiter>(AllWaiter{std::move(responder), {}, {}});
-            for (const auto& [id, job] : active) {
-                waiter->ids.push_back(id);
-                waiter->left.insert(id);
+    broker.register_method(
+        "job.wait", [this](const overlay::Message& request, Responder responder) {
+            auto all = bool_param(request, "all");
+            if (!all) {
+                responder.error(all.error());
+                return;
             }
-            if (waiter->left.empty())
-                answer_all(*waiter);
+            if (*all) {
+                auto waiter = std::make_shared<AllWaiter>(AllWaiter{std::move(responder), {}, {}});
+                for (const auto& [id, job] : active) {
+                    waiter->ids.push_back(id);
+                    waiter->left.insert(id);
+                }
+                if (waiter->left.empty())
+                    answer_all(*waiter);
+                else
+                    all_waiters.push_back(waiter);
+                return;
+            }
+            auto id = id_param(request);
+            if (!id) {
+                responder.error(id.error());
+                return;
+            }
+            if (active.contains(*id)) {
+                waiters.emplace(*id, std::move(responder));
+                return;
+            }
+            auto result = summary(*id);
+            if (result)
+                responder.result(*result);
             else
-                all_waiters.push_back(waiter);
-            return;
-        }
-        auto id = id_param(request);
-        if (!id) {
-            responder.error(id.error());
-            return;
-        }
-        if (active.contains(*id)) {
-            waiters.emplace(*id, std::move(responder));
-            return;
-        }
-        auto result = summary(*id);
-        if (result)
-            responder.result(*result);
-        else
-            responder.error(result.error());
-    });
+                responder.error(result.error());
+        });
 
     // job.purge {"id"}: that inactive job; without an id, every inactive job.
-    const Handler purge = [this](const api::Request& request, Responder responder) {
+    const Handler purge = [this](const overlay::Message& request, Responder responder) {
         if (!request.params.contains("id")) {
             auto purged = store.purge_inactive();
             if (purged)

@@ -15,12 +15,12 @@
 #include <string_view>
 #include <vector>
 
-#include "broker/api.h"
 #include "cli/attach.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
 #include "cli/run_options.h"
 #include "formats/jobspec.h"
+#include "overlay/client.h"
 #include "shell/spawn.h"
 #include "util/duration.h"
 
@@ -174,7 +174,7 @@ Status check_script(const std::string& script) {
 // Submits the child instance's job; its id, or the command's exit code.
 // An interactive job (alloc's) is bound to this connection: it never starts
 // without its front end.
-std::optional<std::uint64_t> submit(api::Client& client, const Jobspec& spec, bool interactive,
+std::optional<std::uint64_t> submit(overlay::Client& client, const Jobspec& spec, bool interactive,
                                     int& exit_code) {
     auto reply =
         client.call("job.submit", {{"jobspec", spec.to_json()}, {"interactive", interactive}});

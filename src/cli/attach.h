@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "broker/api.h"
+#include "overlay/client.h"
 
 namespace gantry::cli {
 
@@ -35,7 +35,7 @@ struct AttachOptions {
 // instance fails (message printed), kExitInstanceGone when the instance shut
 // down or the connection was lost, kExitDetached, or 128+N when signal N
 // ended it while the job was pending.
-int attach_job(api::Client& stream, const std::string& uri, std::uint64_t id,
+int attach_job(overlay::Client& stream, const std::string& uri, std::uint64_t id,
                const AttachOptions& options);
 
 }  // namespace gantry::cli

@@ -181,7 +181,7 @@ void append_labelled(std::string& out, std::string_view label, std::string_view 
 // One attachment: what has been seen of the job, and where its stdin stands.
 class Attachment {
 public:
-    Attachment(api::Client& stream, api::Client control, std::uint64_t id,
+    Attachment(overlay::Client& stream, overlay::Client control, std::uint64_t id,
                const AttachOptions& options)
         : stream_(stream),
           control_(std::move(control)),
@@ -198,7 +198,7 @@ private:
     enum class Stdin { kWaiting, kOpen, kClosed };
 
     // Each returns the exit code when the attachment ends there.
-    std::optional<int> on_reply(const api::Reply& reply);
+    std::optional<int> on_reply(const overlay::Reply& reply);
     std::optional<int> on_output(const Json& chunk);
     std::optional<int> on_signal(int signal);
     std::optional<int> leave_pending(int signal);
@@ -213,8 +213,8 @@ private:
     void kill(int signal);
     std::string job() const { return "job " + std::to_string(id_); }
 
-    api::Client& stream_;
-    api::Client control_;  // stdin and signals: the stream holds `stream_`
+    overlay::Client& stream_;
+    overlay::Client control_;  // stdin and signals: the stream holds `stream_`
     std::uint64_t id_;
     bool label_;
     bool stamped_ = false;  // the job's lines start with their time (--timestamp-output)
@@ -271,9 +271,9 @@ int Attachment::run(SignalPipe& signals) {
     }
 }
 
-std::optional<int> Attachment::on_reply(const api::Reply& reply) {
+std::optional<int> Attachment::on_reply(const overlay::Reply& reply) {
     if (reply.message)
-        return waiting_failure(stream_, api::error_of(reply), reply.error_type);
+        return waiting_failure(stream_, overlay::error_of(reply), reply.error_type);
     const Json& result = *reply.result;
     if (const auto jobspec = result.find("jobspec"); jobspec != result.end()) {
         const Json attributes = jobspec->value("attributes", Json::object());
@@ -457,9 +457,9 @@ void Attachment::send_stdin(std::string_view bytes, bool eof) {
 
 }  // namespace
 
-int attach_job(api::Client& stream, const std::string& uri, std::uint64_t id,
+int attach_job(overlay::Client& stream, const std::string& uri, std::uint64_t id,
                const AttachOptions& options) {
-    auto control = api::Client::connect(uri);
+    auto control = overlay::Client::connect(uri);
     if (!control)
         return runtime_failure(control.error());
     // A closed stdout is an EPIPE to act on, not the end of this process.
@@ -498,7 +498,7 @@ int attach_main(int argc, char** argv) {
     const auto uri = instance_uri(uri_option, exit_code);
     if (!uri)
         return exit_code;
-    auto stream = api::Client::connect(*uri);
+    auto stream = overlay::Client::connect(*uri);
     if (!stream)
         return runtime_failure(stream.error());
     return attach_job(*stream, *uri, *id, options);

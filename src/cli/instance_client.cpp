@@ -21,13 +21,13 @@ CLI::Option* add_uri_option(CLI::App& app, std::optional<std::string>& uri) {
 }
 
 std::optional<std::string> instance_uri(const std::optional<std::string>& option, int& exit_code) {
-    auto uri = option ? Result<std::string>(*option) : api::Client::default_uri();
+    auto uri = option ? Result<std::string>(*option) : overlay::Client::default_uri();
     if (!uri) {
         exit_code = fail(uri.error());
         return std::nullopt;
     }
-    if (auto path = api::socket_path_of(*uri); !path) {
-        exit_code = fail(Error::in(option ? "--uri" : std::string(api::kUriVariable),
+    if (auto path = overlay::socket_path_of(*uri); !path) {
+        exit_code = fail(Error::in(option ? "--uri" : std::string(overlay::kUriVariable),
                                    "expected unix:///PATH/TO/SOCKET", *uri));
         return std::nullopt;
     }
@@ -39,12 +39,12 @@ int runtime_failure(const Error& error) {
     return kExitRuntime;
 }
 
-std::optional<api::Client> connect_instance(const std::optional<std::string>& uri_option,
-                                            int& exit_code) {
+std::optional<overlay::Client> connect_instance(const std::optional<std::string>& uri_option,
+                                                int& exit_code) {
     const auto uri = instance_uri(uri_option, exit_code);
     if (!uri)
         return std::nullopt;
-    auto client = api::Client::connect(*uri);
+    auto client = overlay::Client::connect(*uri);
     if (!client) {
         exit_code = runtime_failure(client.error());
         return std::nullopt;
@@ -64,10 +64,11 @@ std::string number_text(const Json& object, std::string_view key) {
     return found != object.end() && found->is_number() ? to_compact(*found) : "-";
 }
 
-int waiting_failure(const api::Client& client, const Error& error, std::string_view error_type) {
+int waiting_failure(const overlay::Client& client, const Error& error,
+                    std::string_view error_type) {
     runtime_failure(error);
-    return client.lost_connection() || error_type == api::kShutdownError ? kExitInstanceGone
-                                                                         : kExitRuntime;
+    return client.lost_connection() || error_type == overlay::kShutdownError ? kExitInstanceGone
+                                                                             : kExitRuntime;
 }
 
 Result<std::vector<std::string>> job_states_of(std::string_view domain, std::string_view option,

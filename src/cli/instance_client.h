@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "broker/api.h"
+#include "overlay/client.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -28,8 +28,8 @@ std::optional<std::string> instance_uri(const std::optional<std::string>& option
 
 // A connection to the instance --uri or $GANTRY_URI names; else the exit
 // code of the failure, its message printed.
-std::optional<api::Client> connect_instance(const std::optional<std::string>& uri_option,
-                                            int& exit_code);
+std::optional<overlay::Client> connect_instance(const std::optional<std::string>& uri_option,
+                                                int& exit_code);
 
 // Errors of the instance or of reaching it (the broker's replies such as
 // "job 7: no such job" included): printed, kExitRuntime returned.
@@ -43,7 +43,7 @@ inline constexpr int kExitInstanceGone = 69;
 // `error` (a reply's error of type `error_type`, or a failure to receive):
 // the message printed, then kExitInstanceGone when the instance shut down or
 // the connection was lost, else kExitRuntime.
-int waiting_failure(const api::Client& client, const Error& error,
+int waiting_failure(const overlay::Client& client, const Error& error,
                     std::string_view error_type = {});
 
 // --- Jobs ----------------------------------------------------------------------

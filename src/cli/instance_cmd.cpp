@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "broker/api.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
+#include "overlay/client.h"
 
 namespace gantry::cli {
 

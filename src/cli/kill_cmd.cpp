@@ -102,7 +102,7 @@ Result<std::vector<std::uint64_t>> job_ids(std::string_view domain,
 
 // Calls `method` for each id with `params` and {"id"}, reporting failures.
 // The exit code: kExitOk when none failed.
-int for_each_job(api::Client& client, std::string_view method,
+int for_each_job(overlay::Client& client, std::string_view method,
                  const std::vector<std::uint64_t>& ids, const Json& params,
                  const std::function<void(const Json&)>& on_result = {}) {
     int exit_code = kExitOk;

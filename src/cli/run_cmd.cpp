@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 
-#include "broker/api.h"
 #include "cli/attach.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
@@ -23,6 +22,7 @@
 #include "mapper/jobspec_map.h"
 #include "mapper/launch_plan.h"
 #include "mapper/resources.h"
+#include "overlay/client.h"
 #include "shell/plan_job.h"
 #include "shell/shell.h"
 #include "topo/topology.h"
@@ -176,7 +176,7 @@ std::optional<std::string> instance_of(const RunCommand& run) {
         return std::nullopt;
     if (run.uri)
         return run.uri;
-    const char* uri = std::getenv(std::string(api::kUriVariable).c_str());
+    const char* uri = std::getenv(std::string(overlay::kUriVariable).c_str());
     if (uri && *uri)
         return std::string(uri);
     return std::nullopt;

@@ -13,11 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "broker/api.h"
 #include "broker/instance.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
 #include "formats/rset.h"
+#include "overlay/client.h"
 #include "topo/topology.h"
 
 namespace gantry::cli {
@@ -83,14 +83,14 @@ ResourceSet own_part(const ResourceSet& job, unsigned ncores) {
 // its topology counts only them), or this task's part of it. Elsewhere:
 // none.
 Result<std::optional<ResourceSet>> enclosing_job_resources() {
-    const char* uri = std::getenv(std::string(api::kUriVariable).c_str());
+    const char* uri = std::getenv(std::string(overlay::kUriVariable).c_str());
     const char* job = std::getenv("GANTRY_JOB_ID");
     if (!uri || !*uri || !job || !*job)
         return std::optional<ResourceSet>{};
     const auto id = parse_job_id(kDomain, job);
     if (!id)
         return id.error();
-    auto client = api::Client::connect(uri);
+    auto client = overlay::Client::connect(uri);
     if (!client)
         return client.error();
     auto info = client->call("job.info", {{"id", *id}});

@@ -1,7 +1,7 @@
 // The job manager through its API (src/broker/jobs.h): each test starts an
 // instance with the real `gantry start --daemon` on a state directory of its
 // own, on an inventory of two cores of this host, and talks to it as front
-// ends do, through api::Client. Jobs run in real job shells as real
+// ends do, through overlay::Client. Jobs run in real job shells as real
 // processes; their records are the instance's SQLite store.
 #include <limits.h>
 #include <poll.h>
@@ -26,8 +26,8 @@
 
 #include <gtest/gtest.h>
 
-#include "broker/api.h"
 #include "formats/rset.h"
+#include "overlay/client.h"
 #include "support/eventlog.h"
 #include "support/machine.h"
 #include "support/other_user.h"
@@ -40,7 +40,7 @@
 namespace gantry {
 namespace {
 
-using api::Client;
+using overlay::Client;
 using test::ended;
 using test::event_names;
 using test::event_time;
@@ -103,8 +103,8 @@ testing::AssertionResult same_output(const Output& actual, const Output& expecte
 }
 
 // The next reply on a connection within `limit`, or nothing.
-std::optional<api::Reply> next_reply(Client& client,
-                                     std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+std::optional<overlay::Reply> next_reply(
+    Client& client, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
     if (!client.has_reply()) {
         pollfd ready{client.native_handle(), POLLIN, 0};
         if (::poll(&ready, 1, static_cast<int>(limit.count())) != 1)

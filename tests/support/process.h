@@ -37,7 +37,7 @@ bool catches(pid_t pid, int signal);
 
 // Whether process `pid` is blocked in read(2) on a socket (the call and its
 // descriptor in /proc/PID/syscall). A front end that sends its request and
-// then reads the answer, as api::Client::call does, has sent it by then: a
+// then reads the answer, as overlay::Client::call does, has sent it by then: a
 // test waits for this rather than for a while before it changes what the
 // answer depends on.
 bool reading_a_socket(pid_t pid);

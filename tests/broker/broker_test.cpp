@@ -1,7 +1,8 @@
-// The local API: message framing, the blocking client, and the broker's
-// handling of clients over a real Unix socket (the broker's loop runs in a
-// thread of the test; other peers are forked processes).
-#include "broker/api.h"
+// The broker's side of the local API: its handling of clients over a real
+// Unix socket, through the blocking client (the broker's loop runs in a
+// thread of the test; other peers are forked processes), and its methods
+// looked up by rank.
+#include "broker/broker.h"
 
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -28,199 +29,62 @@
 #include <thread>
 #include <vector>
 
-#include "broker/broker.h"
+#include "overlay/client.h"
 
 namespace gantry {
 namespace {
 
-using api::Client;
-using api::LineBuffer;
 using broker::Broker;
+using broker::Methods;
 using broker::Responder;
-
-// --- Framing -------------------------------------------------------------------
-
-TEST(ApiEncode, RequestsAndReplies) {
-    EXPECT_EQ(api::encode_request({1, "instance.info", Json::object()}),
-              "{\"id\":1,\"method\":\"instance.info\",\"params\":{}}\n");
-    EXPECT_EQ(api::encode_request({-9223372036854775807 - 1, "x", {{"force", true}}}),
-              "{\"id\":-9223372036854775808,\"method\":\"x\",\"params\":{\"force\":true}}\n");
-    EXPECT_EQ(api::encode_result(7, {{"a", 1}}), "{\"id\":7,\"result\":{\"a\":1}}\n");
-    EXPECT_EQ(api::encode_result(7, 3, true), "{\"id\":7,\"result\":3,\"more\":true}\n");
-    EXPECT_EQ(api::encode_error(8, "gantry: no"),
-              "{\"id\":8,\"error\":{\"message\":\"gantry: no\"}}\n");
-    EXPECT_EQ(api::encode_error(std::nullopt, "gantry: \"q\"\n"),
-              "{\"error\":{\"message\":\"gantry: \\\"q\\\"\\n\"}}\n");
-}
-
-struct RequestCase {
-    std::string_view line;
-    std::optional<std::int64_t> id;  // the id an error reply carries
-    std::string_view error;          // empty: a good request
-};
-
-constexpr RequestCase kRequests[] = {
-    {R"({"id":1,"method":"m"})", 1, ""},
-    {R"({"id":0,"method":"m","params":{"a":[1]},"extra":null})", 0, ""},
-    {R"( {"method":"m","id":-4} )", -4, ""},
-    {"garbage", std::nullopt, R"(api: malformed request: invalid JSON at offset 0 in "garbage")"},
-    {R"({"id":1,"method":"m")", std::nullopt,
-     R"(api: malformed request: invalid JSON at offset 20 in "{\"id\":1,\"method\":\"m\"")"},
-    {"[1,2]", std::nullopt, "api: malformed request: expected a JSON object, got an array"},
-    {"\"x\"", std::nullopt, "api: malformed request: expected a JSON object, got a string"},
-    {R"({"method":"m"})", std::nullopt, R"(api: malformed request: no "id")"},
-    {R"({"id":"1","method":"m"})", std::nullopt,
-     R"(api: malformed request: "id" is a string, expected an integer)"},
-    {R"({"id":1.5,"method":"m"})", std::nullopt,
-     R"(api: malformed request: "id" is a number, expected an integer)"},
-    {R"({"id":9223372036854775808,"method":"m"})", std::nullopt,
-     R"(api: malformed request: "id" is out of range)"},
-    {R"({"id":5})", 5, R"(api: malformed request: no "method")"},
-    {R"({"id":5,"method":{}})", 5,
-     R"(api: malformed request: "method" is an object, expected a string)"},
-    {R"({"id":6,"method":"m","params":[]})", 6,
-     R"(api: malformed request: "params" is an array, expected an object)"},
-};
-
-TEST(ApiParse, Requests) {
-    for (const auto& c : kRequests) {
-        std::optional<std::int64_t> id = 99;
-        const auto request = api::parse_request(c.line, id);
-        EXPECT_EQ(id, c.id) << c.line;
-        if (c.error.empty()) {
-            ASSERT_TRUE(request.ok()) << c.line << ": " << request.error().str();
-            EXPECT_EQ(request->method, "m") << c.line;
-            EXPECT_TRUE(request->params.is_object()) << c.line;
-        } else {
-            ASSERT_FALSE(request.ok()) << c.line;
-            EXPECT_EQ(request.error().str(), c.error) << c.line;
-        }
-    }
-}
-
-TEST(ApiParse, RequestParamsAreKept) {
-    std::optional<std::int64_t> id;
-    const auto request = api::parse_request(R"({"id":3,"method":"m","params":{"a":[1,"b"]}})", id);
-    ASSERT_TRUE(request.ok());
-    EXPECT_EQ(request->id, 3);
-    EXPECT_EQ(to_compact(request->params), R"({"a":[1,"b"]})");
-}
-
-TEST(ApiParse, Replies) {
-    auto reply = api::parse_reply(R"({"id":2,"result":{"x":1},"more":true})");
-    ASSERT_TRUE(reply.ok());
-    EXPECT_EQ(reply->id, 2);
-    EXPECT_EQ(to_compact(*reply->result), R"({"x":1})");
-    EXPECT_TRUE(reply->more);
-    EXPECT_FALSE(reply->message);
-
-    reply = api::parse_reply(R"({"error":{"message":"gantry: refused"}})");
-    ASSERT_TRUE(reply.ok());
-    EXPECT_FALSE(reply->id);
-    EXPECT_EQ(reply->message, "gantry: refused");
-    EXPECT_FALSE(reply->more);
-
-    struct Bad {
-        std::string_view line, error;
-    };
-    const Bad bad[] = {
-        {"1", "api: malformed reply: expected a JSON object, got a number"},
-        {R"({"id":1})", R"(api: malformed reply: expected one of "result" and "error")"},
-        {R"({"id":1,"result":1,"error":{}})",
-         R"(api: malformed reply: expected one of "result" and "error")"},
-        {R"({"id":1,"error":"x"})", R"(api: malformed reply: "error" has no string "message")"},
-        {R"({"id":1,"result":1,"more":1})",
-         R"(api: malformed reply: "more" is a number, expected a boolean)"},
-        {R"({"id":1,"error":{"message":"m"},"more":true})",
-         R"(api: malformed reply: an error reply is the last one; it has no "more")"},
-    };
-    for (const auto& b : bad) {
-        const auto parsed = api::parse_reply(b.line);
-        ASSERT_FALSE(parsed.ok()) << b.line;
-        EXPECT_EQ(parsed.error().str(), b.error) << b.line;
-    }
-}
-
-TEST(ApiUri, UnixPathsOnly) {
-    EXPECT_EQ(api::uri_of("/tmp/x/socket"), "unix:///tmp/x/socket");
-    EXPECT_EQ(api::socket_path_of("unix:///tmp/x/socket").value(), "/tmp/x/socket");
-    for (const std::string_view bad : {"", "unix://", "unix://relative/socket", "/tmp/x/socket",
-                                       "tcp://host:80", "unix:/tmp/socket"}) {
-        const auto path = api::socket_path_of(bad);
-        ASSERT_FALSE(path.ok()) << bad;
-        EXPECT_EQ(path.error().str(),
-                  "api: expected a URI of the form unix:///PATH/TO/SOCKET in " + quote(bad));
-    }
-}
-
-TEST(ApiLineBuffer, CutsLinesAcrossReads) {
-    LineBuffer buffer;
-    buffer.append("ab", 2);
-    EXPECT_FALSE(buffer.next_line());
-    buffer.append("c\nd\n\ne", 6);
-    EXPECT_EQ(buffer.next_line(), "abc");
-    EXPECT_EQ(buffer.next_line(), "d");
-    EXPECT_EQ(buffer.next_line(), "");
-    EXPECT_FALSE(buffer.next_line());
-    EXPECT_EQ(buffer.size(), 1u);
-    buffer.append("f\n", 2);
-    EXPECT_EQ(buffer.next_line(), "ef");
-    buffer.append("tail", 4);
-    EXPECT_EQ(buffer.take_rest(), "tail");
-    EXPECT_EQ(buffer.size(), 0u);
-}
-
-TEST(ApiLineBuffer, OverflowsOnlyWithoutANewline) {
-    LineBuffer buffer;
-    const std::string block(1 << 20, 'x');
-    for (std::size_t i = 0; i < api::kMaxMessage / block.size(); ++i)
-        buffer.append(block.data(), block.size());
-    EXPECT_FALSE(buffer.overflowed());
-    buffer.append("x", 1);
-    EXPECT_TRUE(buffer.overflowed());
-    buffer.append("\n", 1);
-    EXPECT_FALSE(buffer.overflowed());
-    EXPECT_EQ(buffer.next_line()->size(), api::kMaxMessage + 1);
-}
+using broker::ServedOn;
+using overlay::Client;
 
 // --- A broker on a real socket -----------------------------------------------
 
 // Test methods: test.echo (its params), test.count {"n"} (n stream replies,
 // then {"done":n}), test.later (answers from a timer), test.hold (answers
 // when test.release is called), test.throw, test.silent (drops its
-// responder).
+// responder), test.peer (the peer's credentials), test.sender (the
+// request's uid, route and rank).
 class BrokerTest : public testing::Test {
 protected:
     void SetUp() override {
-        broker_.register_method("test.echo", [](const api::Request& request, Responder r) {
+        broker_.register_method("test.echo", [](const overlay::Message& request, Responder r) {
             r.result(request.params);
         });
-        broker_.register_method("test.count", [](const api::Request& request, Responder r) {
+        broker_.register_method("test.count", [](const overlay::Message& request, Responder r) {
             const int n = request.params.at("n").get<int>();
             for (int i = 0; i < n; ++i)
                 r.more({{"i", i}});
             r.result({{"done", n}});
         });
-        broker_.register_method("test.later", [this](const api::Request&, Responder r) {
+        broker_.register_method("test.later", [this](const overlay::Message&, Responder r) {
             auto timer = std::make_shared<asio::steady_timer>(loop_, std::chrono::milliseconds(50));
             timer->async_wait([timer, r](const asio::error_code&) mutable { r.result("late"); });
         });
-        broker_.register_method("test.hold", [this](const api::Request&, Responder r) {
+        broker_.register_method("test.hold", [this](const overlay::Message&, Responder r) {
             r.more("held");
             held_.push_back(r);
         });
-        broker_.register_method("test.release", [this](const api::Request&, Responder r) {
+        broker_.register_method("test.release", [this](const overlay::Message&, Responder r) {
             for (auto& held : held_)
                 held.result("released");
             held_.clear();
             r.result(Json::object());
         });
-        broker_.register_method("test.throw", [](const api::Request& request, Responder) {
+        broker_.register_method("test.throw", [](const overlay::Message& request, Responder) {
             (void)request.params.at("missing");
         });
-        broker_.register_method("test.silent", [](const api::Request&, Responder) {});
-        broker_.register_method("test.peer", [](const api::Request&, Responder r) {
+        broker_.register_method("test.silent", [](const overlay::Message&, Responder) {});
+        broker_.register_method("test.peer", [](const overlay::Message&, Responder r) {
             r.result({{"uid", r.peer().uid}, {"pid", r.peer().pid}});
+        });
+        broker_.register_method("test.sender", [](const overlay::Message& request, Responder r) {
+            r.result({{"uid", request.uid},
+                      {"peer_uid", r.peer().uid},
+                      {"route", request.route},
+                      {"rank", request.rank ? Json(*request.rank) : Json()}});
         });
         ASSERT_TRUE(broker_.listen(socket_).ok());
         loop_thread_ = std::thread([this] { loop_.run(); });
@@ -248,7 +112,7 @@ protected:
     Broker broker_{loop_, ::getuid()};
     std::vector<Responder> held_;  // the loop thread's
     std::thread loop_thread_;
-    const test::ScratchDir dir_{"gantry-api-test"};
+    const test::ScratchDir dir_{"gantry-broker-test"};
     const std::string socket_ = dir_ / "socket";
 };
 
@@ -338,7 +202,7 @@ TEST_F(BrokerTest, ReceiveGivesErrorRepliesAsReplies) {
     EXPECT_EQ(reply->id, *id);
     EXPECT_FALSE(reply->result);
     EXPECT_EQ(reply->message, R"(gantry: api: unknown method "no.such.method")");
-    EXPECT_EQ(api::error_of(*reply).str(), R"(api: unknown method "no.such.method")");
+    EXPECT_EQ(overlay::error_of(*reply).str(), R"(api: unknown method "no.such.method")");
 }
 
 TEST_F(BrokerTest, ErrorsOfMethodsKeepTheConnection) {
@@ -426,7 +290,7 @@ TEST_F(BrokerTest, OverlongRequestIsRefused) {
     // The broker stops reading and closes once the line is too long, so
     // that the last block may not all be taken.
     const std::string block(1 << 20, ' ');
-    for (std::size_t sent = 0; sent <= api::kMaxMessage; sent += block.size())
+    for (std::size_t sent = 0; sent <= overlay::kMaxMessage; sent += block.size())
         peer.send_some(block);
     EXPECT_EQ(peer.read_to_end(),
               "{\"error\":{\"message\":\"gantry: api: a request is longer than 16777216 "
@@ -458,6 +322,56 @@ TEST_F(BrokerTest, PeerCredentialsReachTheMethod) {
     EXPECT_EQ(reply->at("pid").get<pid_t>(), ::getpid());
 }
 
+TEST_F(BrokerTest, ARequestsUidIsThePeersAndALocalRequestHasNoRoute) {
+    Client client = connect();
+    const auto reply = client.call("test.sender");
+    ASSERT_TRUE(reply.ok()) << reply.error().str();
+    EXPECT_EQ(to_compact(*reply),
+              "{\"peer_uid\":" + std::to_string(::getuid()) +
+                  ",\"rank\":null,\"route\":[],\"uid\":" + std::to_string(::getuid()) + "}");
+}
+
+TEST_F(BrokerTest, AClientThatNamesAUidIsRefusedAndDisconnected) {
+    RawPeer peer(socket_);
+    ASSERT_TRUE(peer.connected());
+    peer.send(
+        "{\"id\":1,\"method\":\"test.sender\"}\n"
+        "{\"id\":2,\"method\":\"test.sender\",\"uid\":0}\n"
+        "{\"id\":3,\"method\":\"test.echo\"}\n");
+    const std::string uid = std::to_string(::getuid());
+    EXPECT_EQ(peer.read_to_end(),
+              "{\"id\":1,\"result\":{\"peer_uid\":" + uid +
+                  ",\"rank\":null,\"route\":[],\"uid\":" + uid +
+                  "}}\n"
+                  "{\"id\":2,\"error\":{\"message\":\"gantry: api: malformed request: \\\"uid\\\" "
+                  "is set by the instance, not by the client\"}}\n");
+}
+
+TEST_F(BrokerTest, AClientThatNamesARouteIsRefusedAndDisconnected) {
+    RawPeer peer(socket_);
+    ASSERT_TRUE(peer.connected());
+    peer.send("{\"id\":4,\"method\":\"test.sender\",\"route\":[0,1]}\n");
+    EXPECT_EQ(peer.read_to_end(),
+              "{\"id\":4,\"error\":{\"message\":\"gantry: api: malformed request: \\\"route\\\" "
+              "is set by the instance, not by the client\"}}\n");
+}
+
+TEST_F(BrokerTest, ARequestForAnotherRankHasNoRoute) {
+    RawPeer peer(socket_);
+    ASSERT_TRUE(peer.connected());
+    peer.send(
+        "{\"id\":1,\"method\":\"test.echo\",\"rank\":1}\n"
+        "{\"id\":2,\"method\":\"test.sender\",\"rank\":0}\n"
+        "{\"id\":3,\"method\":\"no.such.method\",\"rank\":7}\n");
+    EXPECT_EQ(peer.read_line(),
+              "{\"id\":1,\"error\":{\"message\":\"gantry: api: no route to rank 1\"}}\n");
+    const std::string uid = std::to_string(::getuid());
+    EXPECT_EQ(peer.read_line(), "{\"id\":2,\"result\":{\"peer_uid\":" + uid +
+                                    ",\"rank\":0,\"route\":[],\"uid\":" + uid + "}}\n");
+    EXPECT_EQ(peer.read_line(),
+              "{\"id\":3,\"error\":{\"message\":\"gantry: api: no route to rank 7\"}}\n");
+}
+
 TEST_F(BrokerTest, PeerOfAnotherUidIsRefused) {
     if (::getuid() != 0)
         GTEST_SKIP() << "needs root to become another uid";
@@ -484,20 +398,75 @@ TEST_F(BrokerTest, ClientSeesTheCloseAfterShutdown) {
               "cannot connect to " + uri() + ": Connection refused");
 }
 
-TEST(ApiClient, ConnectErrorsSayWhere) {
-    EXPECT_EQ(Client::connect("unix:///nonexistent/socket").error().str(),
-              "cannot connect to unix:///nonexistent/socket: No such file or directory");
-    EXPECT_EQ(Client::connect("unix:///" + std::string(120, 'x')).error().str(),
-              "cannot connect to unix:///" + std::string(120, 'x') +
-                  ": the socket path is longer than 107 bytes");
+// --- Methods by rank --------------------------------------------------------
+
+TEST(Methods, AreFoundOnTheRanksThatServeThem) {
+    Methods methods;
+    std::vector<std::string> called;
+    methods.add(
+        "job.list", [&](const overlay::Message&, Responder) { called.push_back("job.list"); },
+        ServedOn::kRankZero);
+    methods.add(
+        "node.info", [&](const overlay::Message&, Responder) { called.push_back("node.info"); },
+        ServedOn::kEveryRank);
+    EXPECT_NE(methods.find("job.list", 0), nullptr);
+    EXPECT_EQ(methods.find("job.list", 1), nullptr);
+    EXPECT_NE(methods.find("node.info", 0), nullptr);
+    EXPECT_NE(methods.find("node.info", 1), nullptr);
+    EXPECT_NE(methods.find("node.info", 4294967295u), nullptr);
+    EXPECT_EQ(methods.find("job.lis", 0), nullptr);
+    EXPECT_TRUE(methods.contains("job.list"));
+    EXPECT_FALSE(methods.contains("job.lis"));
+    // The handlers found are those added.
+    (*methods.find("node.info", 3))({}, Responder(nullptr));
+    (*methods.find("job.list", 0))({}, Responder(nullptr));
+    EXPECT_EQ(called, (std::vector<std::string>{"node.info", "job.list"}));
+    // Adding again replaces the handler and where it is served.
+    methods.add(
+        "job.list", [&](const overlay::Message&, Responder) { called.push_back("again"); },
+        ServedOn::kEveryRank);
+    (*methods.find("job.list", 1))({}, Responder(nullptr));
+    EXPECT_EQ(called.back(), "again");
 }
 
-TEST(ApiClient, DefaultUriIsGantryUri) {
-    ::setenv("GANTRY_URI", "unix:///tmp/x/socket", 1);
-    EXPECT_EQ(Client::default_uri().value(), "unix:///tmp/x/socket");
-    ::unsetenv("GANTRY_URI");
-    EXPECT_EQ(Client::default_uri().error().str(),
-              "not inside an instance (GANTRY_URI is not set); give --uri");
+// A broker of rank 1 serves its every-rank methods, not those of rank 0.
+TEST(BrokerOfRank, ServesWhatItsRankServes) {
+    const test::ScratchDir dir{"gantry-broker-test"};
+    const std::string socket = dir / "socket";
+    asio::io_context loop;
+    broker::Broker broker(loop, ::getuid(), 1);
+    EXPECT_EQ(broker.rank(), 1u);
+    broker.register_method("test.zero",
+                           [](const overlay::Message&, Responder r) { r.result("zero"); });
+    broker.register_method(
+        "test.every", [](const overlay::Message&, Responder r) { r.result("every"); },
+        ServedOn::kEveryRank);
+    ASSERT_TRUE(broker.listen(socket).ok());
+    std::thread loop_thread([&] { loop.run(); });
+    {
+        RawPeer peer(socket);
+        ASSERT_TRUE(peer.connected());
+        peer.send(
+            "{\"id\":1,\"method\":\"test.every\"}\n"
+            "{\"id\":2,\"method\":\"test.zero\"}\n"
+            "{\"id\":3,\"method\":\"test.every\",\"rank\":1}\n"
+            "{\"id\":4,\"method\":\"test.every\",\"rank\":0}\n"
+            "{\"id\":5,\"method\":\"test.nothing\"}\n");
+        peer.close_writing();
+        EXPECT_EQ(peer.read_to_end(),
+                  "{\"id\":1,\"result\":\"every\"}\n"
+                  "{\"id\":2,\"error\":{\"message\":\"gantry: api: method \\\"test.zero\\\" is not "
+                  "served on rank 1\"}}\n"
+                  "{\"id\":3,\"result\":\"every\"}\n"
+                  "{\"id\":4,\"error\":{\"message\":\"gantry: api: no route to rank 0\"}}\n"
+                  "{\"id\":5,\"error\":{\"message\":\"gantry: api: unknown method "
+                  "\\\"test.nothing\\\"\"}}\n");
+    }
+    asio::post(loop, [&] {
+        broker.disconnect_all();
+        loop.stop();
+    });
+    loop_thread.join();
 }
 
 }  // namespace

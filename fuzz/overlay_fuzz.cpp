@@ -1,0 +1,99 @@
+// Fuzzes the message envelope (src/overlay/message.h): the parsers of a
+// client's request, of a broker's message and of a reply, and the line
+// framing, with the bytes any client may write on the local socket.
+// Invariants: a client's request parsed has the uid the receiving side
+// gave and no route, whatever the line says; whatever parses, encoded
+// again, parses back to the same message; an error names the id it carries
+// only when it read one; and lines cut by LineBuffer, joined again with
+// their '\n', give back the input.
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "overlay/message.h"
+
+namespace {
+
+using namespace gantry::overlay;
+
+constexpr uid_t kSender = 1000;
+
+void require(bool condition) {
+    if (!condition)
+        std::abort();
+}
+
+std::string_view without_newline(const std::string& line) {
+    require(!line.empty() && line.back() == '\n');
+    return std::string_view(line).substr(0, line.size() - 1);
+}
+
+void check_request(std::string_view text) {
+    std::optional<std::int64_t> id;
+    const auto request = parse_request(text, kSender, id);
+    if (!request) {
+        require(!request.error().str().empty());
+        return;
+    }
+    require(request->uid == kSender && request->route.empty());
+    require(id == request->id);
+    std::optional<std::int64_t> again_id;
+    const auto again = parse_request(without_newline(encode_request(*request)), kSender, again_id);
+    require(again && *again == *request);
+}
+
+void check_message(std::string_view text) {
+    std::optional<std::int64_t> id;
+    const auto message = parse_message(text, id);
+    if (!message) {
+        require(!message.error().str().empty());
+        return;
+    }
+    require(id == message->id);
+    std::optional<std::int64_t> again_id;
+    const auto again = parse_message(without_newline(encode_message(*message)), again_id);
+    require(again && *again == *message);
+    // What a broker sends a client leaves out the uid and the route.
+    const auto as_request =
+        parse_request(without_newline(encode_request(*message)), kSender, again_id);
+    require(as_request && as_request->uid == kSender && as_request->route.empty());
+}
+
+void check_reply(std::string_view text) {
+    const auto reply = parse_reply(text);
+    if (!reply) {
+        require(!reply.error().str().empty());
+        return;
+    }
+    require(reply->result.has_value() != reply->message.has_value());
+    const auto again = parse_reply(without_newline(encode_reply(*reply)));
+    require(again && *again == *reply);
+}
+
+void check_lines(std::string_view text) {
+    LineBuffer buffer;
+    std::string joined;
+    // Fed in pieces of growing sizes, so that lines cross the pieces.
+    for (std::size_t at = 0, piece = 1; at < text.size(); at += piece, ++piece) {
+        const std::string_view bytes = text.substr(at, piece);
+        buffer.append(bytes.data(), bytes.size());
+        while (auto line = buffer.next_line())
+            joined += *line + '\n';
+    }
+    require(!buffer.overflowed());
+    joined += buffer.take_rest();
+    require(joined == text && buffer.size() == 0);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    check_request(text);
+    check_message(text);
+    check_reply(text);
+    check_lines(text);
+    return 0;
+}
