@@ -20,7 +20,8 @@
 #include "mapper/jobspec_map.h"
 #include "mapper/resources.h"
 #include "shell/exit_status.h"
-#include "topo/topology.h"
+#include "shell/map_io.h"
+#include "topo/rank_topologies.h"
 #include "util/base64.h"
 #include "util/duration.h"
 
@@ -286,14 +287,13 @@ struct JobManager::Impl {
     };
 
     Impl(asio::io_context& loop, Broker& broker, Store store, const ResourceSet& inventory,
-         Topology topology, std::string shell_program)
+         RankTopologies topologies, std::string shell_program)
         : loop(loop),
           broker(broker),
           store(std::move(store)),
           scheduler(inventory),
           inventory(inventory),
-          topology(std::move(topology)),
-          topology_xml(this->topology.to_xml()),
+          topologies(std::move(topologies)),
           shell_program(std::move(shell_program)),
           begin_timer(loop) {}
 
@@ -302,8 +302,7 @@ struct JobManager::Impl {
     Store store;
     Scheduler scheduler;
     ResourceSet inventory;
-    Topology topology;
-    std::string topology_xml;  // handed to each job's shell
+    RankTopologies topologies;  // each rank's: jobs are mapped on them
     std::string shell_program;
     asio::steady_timer begin_timer;
     std::map<JobId, Active> active;
@@ -341,6 +340,13 @@ struct JobManager::Impl {
         check(store.set_state(job.id, state, now()));
     }
 
+    // What mapping `spec` reads on this machine, on the ranks' topologies.
+    MapInputs map_inputs(const Jobspec& spec) const {
+        MapInputs inputs = shell::read_map_inputs(spec);
+        inputs.ranks = topologies;
+        return inputs;
+    }
+
     // --- Submitting ----------------------------------------------------------
 
     Result<JobId> submit(const Json& document, const Peer& peer, bool interactive) {
@@ -366,7 +372,7 @@ struct JobManager::Impl {
         // (or the given R), so that a job that cannot be mapped is refused
         // rather than failing later.
         const ResourceSet& pool = spec->resources.R ? *spec->resources.R : inventory;
-        if (auto map = map_jobspec(placed_jobspec(*spec, pool), topology, pool); !map)
+        if (auto map = map_jobspec(placed_jobspec(*spec, pool), map_inputs(*spec), pool); !map)
             return map.error();
 
         NewJob record{spec->encode(), spec->attributes.name,    peer.uid,
@@ -622,7 +628,7 @@ struct JobManager::Impl {
         Jobspec spec = job.spec;
         spec.apps = std::exchange(job.pending_apps, {});
         const Jobspec placed = placed_jobspec(std::move(spec), free);
-        auto map = map_jobspec(placed, topology, free);
+        auto map = map_jobspec(placed, map_inputs(placed), free);
         if (!map)
             return map.error();  // the apps are dropped: the caller maps again
         show_display(job, placed, *map);
@@ -632,10 +638,13 @@ struct JobManager::Impl {
         const std::string taskmap = combined_task_map(job.exec_maps).to_json();
         check(job.manual ? store.replace_taskmap(job.id, taskmap)
                          : store.set_taskmap(job.id, taskmap));
+        // The shell maps the job on the same topologies, and runs the node
+        // of its broker's rank: this one's, the only broker (rank 0).
         const Json header = {{"id", std::to_string(job.id)},
                              {"jobspec", placed.to_json()},
                              {"R", free.to_json()},
-                             {"topology", topology_xml}};
+                             {"rank", 0},
+                             {"topologies", topologies.only(free.ranks()).to_json()}};
         auto run = std::make_unique<Exec>();
         run->first_rank = job.next_rank;
         run->R = held_part(*map, free);
@@ -681,13 +690,13 @@ struct JobManager::Impl {
     void show_display(const Active& job, const Jobspec& placed, const JobMap& map) {
         if (placed.job.display.empty())
             return;
-        const auto text =
-            display_text(placed, map, DisplayOptions{"gantry@" + std::to_string(job.id)});
-        if (text)
-            check(store.append_output(job.id, OutputStream::Stdout, kShellRank, *text));
+        const DisplayOutput output =
+            display_output(placed, map, DisplayOptions{"gantry@" + std::to_string(job.id)});
+        if (auto written = shell::write_display_files(output); written)
+            check(store.append_output(job.id, OutputStream::Stdout, kShellRank, output.text));
         else
             check(store.append_output(job.id, OutputStream::Stderr, kShellRank,
-                                      "gantry: " + text.error().str() + "\n"));
+                                      "gantry: " + written.error().str() + "\n"));
     }
 
     void on_record(JobId id, std::uint32_t first_rank, shell::records::Record&& record) {
@@ -1560,15 +1569,13 @@ JobManager::Impl::Active* JobManager::Impl::program(JobId id, Responder& respond
 Result<std::unique_ptr<JobManager>> JobManager::open(asio::io_context& loop, Broker& broker,
                                                      const std::string& state_dir,
                                                      const ResourceSet& inventory,
+                                                     const RankTopologies& topologies,
                                                      const std::string& shell_program) {
     auto store = Store::open(std::filesystem::path(state_dir) / Store::kFileName);
     if (!store)
         return store.error();
-    auto topology = Topology::local();
-    if (!topology)
-        return topology.error();
-    auto impl = std::make_unique<Impl>(loop, broker, std::move(*store), inventory,
-                                       std::move(*topology), shell_program);
+    auto impl = std::make_unique<Impl>(loop, broker, std::move(*store), inventory, topologies,
+                                       shell_program);
     if (auto restored = impl->restore(); !restored)
         return restored.error();
     impl->register_methods();
