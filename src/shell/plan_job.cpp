@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "mapper/jobspec_map.h"
 #include "shell/output.h"
