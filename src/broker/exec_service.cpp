@@ -125,22 +125,24 @@ private:
 class LocalExecService : public ExecService {
 public:
     LocalExecService(asio::io_context& loop, std::string program, std::uint32_t own_rank,
-                     std::string topology_xml)
+                     RankTopologies topologies)
         : loop_(loop),
           program_(std::move(program)),
           own_rank_(own_rank),
-          topology_xml_(std::move(topology_xml)) {}
+          topologies_(std::move(topologies)) {}
 
     Result<std::unique_ptr<Execution>> start(const ExecRequest& request,
                                              ExecEvents events) override {
         if (auto served = check_ranks_have_brokers(request.R); !served)
             return Error("job " + std::to_string(request.job), served.error().message());
         auto execution = std::make_unique<LocalExecution>(loop_, request.job, std::move(events));
+        // The shell maps the whole job on the same topologies, and runs
+        // the node of its broker's rank.
         const Json header = {{"id", std::to_string(request.job)},
-                             {"rank", own_rank_},
                              {"jobspec", request.jobspec},
                              {"R", request.R.to_json()},
-                             {"topology", topology_xml_}};
+                             {"rank", own_rank_},
+                             {"topologies", topologies_.only(request.R.ranks()).to_json()}};
         if (auto started = execution->start_shell(program_, own_rank_, header); !started)
             return started.error();
         return std::unique_ptr<Execution>(std::move(execution));
@@ -150,7 +152,7 @@ private:
     asio::io_context& loop_;
     std::string program_;
     std::uint32_t own_rank_;
-    std::string topology_xml_;
+    RankTopologies topologies_;
 };
 
 }  // namespace
@@ -158,9 +160,9 @@ private:
 std::unique_ptr<ExecService> make_local_exec_service(asio::io_context& loop,
                                                      std::string shell_program,
                                                      std::uint32_t own_rank,
-                                                     std::string topology_xml) {
+                                                     RankTopologies topologies) {
     return std::make_unique<LocalExecService>(loop, std::move(shell_program), own_rank,
-                                              std::move(topology_xml));
+                                              std::move(topologies));
 }
 
 Status check_ranks_have_brokers(const ResourceSet& R) {

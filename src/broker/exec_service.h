@@ -31,6 +31,7 @@
 
 #include "broker/store.h"
 #include "formats/rset.h"
+#include "topo/rank_topologies.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -97,12 +98,12 @@ public:
 // Shells as child processes of this broker, which is rank `own_rank` of its
 // instance and, until brokers join over the overlay, the only one: R may
 // name no other rank. `shell_program` is the gantry executable, run as
-// `gantry job-shell`; `topology_xml` is this rank's topology, given to the
-// shells so that they map the job as the job manager did.
+// `gantry job-shell`; `topologies` are those the job manager maps jobs on,
+// given to the shells (those of R's ranks) so that they map the job alike.
 std::unique_ptr<ExecService> make_local_exec_service(asio::io_context& loop,
                                                      std::string shell_program,
                                                      std::uint32_t own_rank,
-                                                     std::string topology_xml);
+                                                     RankTopologies topologies);
 
 // Tasks on a rank that no broker serves would never start: an error naming
 // those ranks of R (message: "R names ranks 1-3, where no broker runs (this

@@ -157,6 +157,13 @@ Result<ResourceSet> local_inventory() {
     return inventory;
 }
 
+Result<RankTopologies> local_topologies(const ResourceSet& inventory) {
+    auto topology = Topology::local();
+    if (!topology)
+        return topology.error();
+    return RankTopologies(inventory.ranks(), *topology);
+}
+
 // --- Opening and closing -----------------------------------------------------
 
 Instance::Instance(InstanceOptions options, std::string state_dir, bool temporary, int lock_fd)
@@ -193,8 +200,11 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
         if (failure)
             return error("cannot find the gantry executable: " + failure.message());
     }
+    auto topologies = local_topologies(instance->options_.inventory);
+    if (!topologies)
+        return topologies.error();
     auto jobs = JobManager::open(instance->loop_, instance->broker_, instance->state_dir_,
-                                 instance->options_.inventory, program);
+                                 instance->options_.inventory, *topologies, program);
     if (!jobs)
         return jobs.error();
     instance->jobs_ = std::move(*jobs);

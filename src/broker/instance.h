@@ -31,6 +31,7 @@
 #include "broker/jobs.h"
 #include "formats/rset.h"
 #include "shell/containment.h"
+#include "topo/rank_topologies.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -50,6 +51,11 @@ struct InstanceOptions {
 // This machine as an inventory: rank 0 with its host name and the cores and
 // GPUs hwloc finds (as `gantry R encode --local`).
 Result<ResourceSet> local_inventory();
+
+// The topology of each rank of `inventory`: this machine's for all, since
+// rank 0 is this machine and the other ranks (--simulate-ranks) are
+// simulated on it.
+Result<RankTopologies> local_topologies(const ResourceSet& inventory);
 
 class Instance {
 public:

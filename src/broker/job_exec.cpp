@@ -8,6 +8,7 @@
 #include "mapper/jobspec_map.h"
 #include "mapper/resources.h"
 #include "shell/exit_status.h"
+#include "shell/map_io.h"
 #include "shell/records.h"
 #include "util/base64.h"
 #include "util/duration.h"
@@ -94,7 +95,7 @@ Result<IdSet> JobManager::Impl::exec(Active& job) {
     Jobspec spec = job.spec;
     spec.apps = std::exchange(job.pending_apps, {});
     const Jobspec placed = placed_jobspec(std::move(spec), free);
-    auto map = map_jobspec(placed, topology, free);
+    auto map = map_jobspec(placed, map_inputs(placed), free);
     if (!map)
         return map.error();  // the apps are dropped: the caller maps again
     show_display(job, placed, *map);
@@ -152,12 +153,13 @@ Result<IdSet> JobManager::Impl::exec(Active& job) {
 void JobManager::Impl::show_display(const Active& job, const Jobspec& placed, const JobMap& map) {
     if (placed.job.display.empty())
         return;
-    const auto text = display_text(placed, map, DisplayOptions{"gantry@" + std::to_string(job.id)});
-    if (text)
-        check(store.append_output(job.id, OutputStream::Stdout, kShellRank, *text));
+    const DisplayOutput output =
+        display_output(placed, map, DisplayOptions{"gantry@" + std::to_string(job.id)});
+    if (auto written = shell::write_display_files(output); written)
+        check(store.append_output(job.id, OutputStream::Stdout, kShellRank, output.text));
     else
         check(store.append_output(job.id, OutputStream::Stderr, kShellRank,
-                                  "gantry: " + text.error().str() + "\n"));
+                                  "gantry: " + written.error().str() + "\n"));
 }
 
 void JobManager::Impl::on_output(JobId id, std::uint32_t first_rank, const ShellOutput& output) {

@@ -39,8 +39,9 @@
 #include "formats/jobspec.h"
 #include "formats/rset.h"
 #include "formats/taskmap.h"
+#include "mapper/jobspec_map.h"
 #include "mapper/map.h"
-#include "topo/topology.h"
+#include "topo/rank_topologies.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -119,13 +120,13 @@ struct JobManager::Impl {
     enum class Verdict { kWaiting, kMet, kNever, kUnknown };
 
     Impl(asio::io_context& loop, Broker& broker, Store store, const ResourceSet& inventory,
-         Topology topology, std::unique_ptr<ExecService> exec_service)
+         RankTopologies topologies, std::unique_ptr<ExecService> exec_service)
         : loop(loop),
           broker(broker),
           store(std::move(store)),
           scheduler(inventory),
           inventory(inventory),
-          topology(std::move(topology)),
+          topologies(std::move(topologies)),
           exec_service(std::move(exec_service)),
           begin_timer(loop),
           depend_retry_timer(loop) {}
@@ -135,7 +136,7 @@ struct JobManager::Impl {
     Store store;
     Scheduler scheduler;
     ResourceSet inventory;
-    Topology topology;
+    RankTopologies topologies;  // each rank's: jobs are mapped on them
     std::unique_ptr<ExecService> exec_service;
     asio::steady_timer begin_timer;
     asio::steady_timer depend_retry_timer;
@@ -170,6 +171,8 @@ struct JobManager::Impl {
     // store's own error (reported) when it cannot say.
     Result<JobRecord> record_of(JobId id);
     Status restore();
+    // What mapping `spec` reads on this machine, on the ranks' topologies.
+    MapInputs map_inputs(const Jobspec& spec) const;
     bool was_interactive(JobId id);
 
     // Runs `work` on the loop once, however often it is asked for before then.

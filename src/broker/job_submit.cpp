@@ -86,7 +86,7 @@ Result<JobId> JobManager::Impl::submit(const Json& document, const Peer& peer, b
     // (or the given R), so that a job that cannot be mapped is refused
     // rather than failing later.
     const ResourceSet& pool = spec->resources.R ? *spec->resources.R : inventory;
-    if (auto map = map_jobspec(placed_jobspec(*spec, pool), topology, pool); !map)
+    if (auto map = map_jobspec(placed_jobspec(*spec, pool), map_inputs(*spec), pool); !map)
         return map.error();
 
     NewJob record{spec->encode(),  spec->attributes.name,    peer.uid,

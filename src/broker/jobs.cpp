@@ -4,6 +4,7 @@
 
 #include "broker/job_manager.h"
 #include "broker/job_params.h"
+#include "shell/map_io.h"
 #include "util/duration.h"
 
 namespace gantry::broker {
@@ -32,6 +33,12 @@ Result<JobRecord> JobManager::Impl::record_of(JobId id) {
         return no_such_job(id);
     report(record.error());
     return record.error();
+}
+
+MapInputs JobManager::Impl::map_inputs(const Jobspec& spec) const {
+    MapInputs inputs = shell::read_map_inputs(spec);
+    inputs.ranks = topologies;
+    return inputs;
 }
 
 // --- Restarting ----------------------------------------------------------------
@@ -107,16 +114,14 @@ JobManager::Impl::Active* JobManager::Impl::running_job(JobId id, Responder& res
 Result<std::unique_ptr<JobManager>> JobManager::open(asio::io_context& loop, Broker& broker,
                                                      const std::string& state_dir,
                                                      const ResourceSet& inventory,
+                                                     const RankTopologies& topologies,
                                                      const std::string& shell_program) {
     auto store = Store::open(std::filesystem::path(state_dir) / Store::kFileName);
     if (!store)
         return store.error();
-    auto topology = Topology::local();
-    if (!topology)
-        return topology.error();
-    auto exec_service = make_local_exec_service(loop, shell_program, 0, topology->to_xml());
-    auto impl = std::make_unique<Impl>(loop, broker, std::move(*store), inventory,
-                                       std::move(*topology), std::move(exec_service));
+    auto exec_service = make_local_exec_service(loop, shell_program, 0, topologies);
+    auto impl = std::make_unique<Impl>(loop, broker, std::move(*store), inventory, topologies,
+                                       std::move(exec_service));
     if (auto restored = impl->restore(); !restored)
         return restored.error();
     impl->register_methods();

@@ -68,6 +68,7 @@
 #include "broker/exec_service.h"
 #include "broker/store.h"
 #include "formats/rset.h"
+#include "topo/rank_topologies.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -84,11 +85,14 @@ public:
     // Opens (or creates) the job store in `state_dir`; a job found unfinished
     // there was lost with the broker that ran it: it gets an `exception`
     // (type "lost") and becomes INACTIVE; one still waiting waits again.
-    // Registers the job.* methods and resource.list. Job shells run `shell_program job-shell`
-    // (the gantry executable).
+    // Registers the job.* methods and resource.list. Jobs are mapped on the
+    // topology of each rank of `inventory` in `topologies`, which their
+    // shells get too. Job shells run `shell_program job-shell` (the gantry
+    // executable).
     static Result<std::unique_ptr<JobManager>> open(asio::io_context& loop, Broker& broker,
                                                     const std::string& state_dir,
                                                     const ResourceSet& inventory,
+                                                    const RankTopologies& topologies,
                                                     const std::string& shell_program);
     ~JobManager();
     JobManager(const JobManager&) = delete;

@@ -1,9 +1,13 @@
 // `gantry job-shell`: a job's shell under an instance, started by its broker
-// (src/broker/exec.h), never by users. It reads {"id","jobspec","R",
-// "topology"} (the broker's topology as lstopo XML) on fd 4, maps the job inside R on this machine
-// as `gantry run` would, and runs its tasks with the supervisor socket on fd 3 (docs/shell.md,
-// "Under an instance"). Anything that stops it before the tasks start is reported on the socket as
-// a shell message and ends it with exit code 1.
+// (src/broker/exec.h), never by users. It reads {"id","jobspec","R","rank",
+// "topologies"} on fd 4: the job, its R, the rank of the broker that started
+// it, and the topologies of R's ranks (grouped, as lstopo XML:
+// topo/rank_topologies.h). It maps the whole job inside R as the broker did,
+// runs the tasks of its own node (its rank's position among R's ranks: not
+// its host name, which several brokers on one host share) with the
+// supervisor socket on fd 3 (docs/shell.md, "Under an instance"). Anything
+// that stops it before the tasks start is reported on the socket as a shell
+// message and ends it with exit code 1.
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,10 +18,12 @@
 #include "formats/jobspec.h"
 #include "formats/rset.h"
 #include "mapper/jobspec_map.h"
+#include "shell/map_io.h"
 #include "shell/plan_job.h"
 #include "shell/records.h"
 #include "shell/shell.h"
-#include "topo/topology.h"
+#include "shell/unbound.h"
+#include "topo/rank_topologies.h"
 #include "util/json.h"
 
 namespace gantry::cli {
@@ -56,14 +62,20 @@ int report(const std::string& line) {
     return kExitRuntime;
 }
 
-// The OS indices of the PUs of R's cores on this node: where the job may run.
-IdSet allocated_pus(const ResourceSet& R, const Topology& topology) {
-    IdSet logical;
-    for (const auto& [rank, target] : R.targets())
-        for (const IdSet::Id core : target.cores)
-            if (core < topology.ncores())
-                logical |= topology.object(ObjectType::kCore, static_cast<unsigned>(core)).pus;
-    return topology.os_pus(logical);
+// The position of the shell's rank among R's ranks: its node in the map.
+Result<std::size_t> node_of_rank(const Json& header, const ResourceSet& R) {
+    const Json rank = header.value("rank", Json());
+    if (!rank.is_number_unsigned())
+        return Error("job-shell", "the header has no \"rank\" (a broker rank)");
+    const IdSet ranks = R.ranks();
+    const auto value = rank.get<std::uint64_t>();
+    const auto index = value <= IdSet::kMaxId
+                           ? ranks.index_of(static_cast<ResourceSet::Rank>(value))
+                           : std::nullopt;
+    if (!index)
+        return Error("job-shell",
+                     "rank " + rank.dump() + " is not among R's ranks (" + ranks.encode() + ")");
+    return static_cast<std::size_t>(*index);
 }
 
 }  // namespace
@@ -79,29 +91,29 @@ int job_shell_main(int, char**) {
     auto R = ResourceSet::from_json(header->value("R", Json()));
     if (!R)
         return report(R.error().str());
+    auto node = node_of_rank(*header, *R);
+    if (!node)
+        return report(node.error().str());
     const std::string id = header->value("id", std::string("0"));
-    // The broker's topology, when it sends it: the same machine, read once.
-    const std::string xml = header->value("topology", std::string());
-    auto topology = xml.empty() ? Topology::local() : Topology::from_xml_text(xml);
-    if (!topology)
-        return report(topology.error().str());
-    auto map = map_jobspec(*spec, *topology, *R);
+    // The broker's topologies of R's ranks: the nodes it mapped the job on.
+    auto topologies = RankTopologies::from_json(header->value("topologies", Json()));
+    if (!topologies)
+        return report(topologies.error().str());
+    MapInputs inputs = shell::read_map_inputs(*spec);
+    inputs.ranks = std::move(*topologies);
+    auto map = map_jobspec(*spec, inputs, *R);
     if (!map)
         return report(map.error().str());
     auto settings = shell::launch_settings(*spec, *map, id);
     if (!settings)
         return report(settings.error().str());
     std::string warning;
-    auto job = shell::local_job(*spec, *map, *settings, warning);
+    auto job = shell::node_job(*spec, *map, *node, *settings, warning);
     if (!job)
         return report(job.error().str());
     if (!warning.empty())
         report(warning);
-    // A task left unbound still stays inside the job's allocation.
-    const IdSet allowed = allocated_pus(*R, *topology);
-    for (shell::Task& task : job->tasks)
-        if (task.cpus_os.empty())
-            task.cpus_os = allowed;
+    shell::confine_unbound_tasks_to_allocation(*job, map->nodes[*node]);
     job->supervisor_fd = kSupervisorFd;
     return shell::run(*job);
 }

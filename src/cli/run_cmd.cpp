@@ -23,6 +23,7 @@
 #include "mapper/launch_plan.h"
 #include "mapper/resources.h"
 #include "overlay/client.h"
+#include "shell/map_io.h"
 #include "shell/plan_job.h"
 #include "shell/shell.h"
 #include "topo/topology.h"
@@ -182,16 +183,17 @@ std::optional<std::string> instance_of(const RunCommand& run) {
     return std::nullopt;
 }
 
-// Shows each --display item in order; the exit code when one fails.
+// Shows each --display item in order, its files written first; the exit
+// code when one cannot be written.
 std::optional<int> show(const Jobspec& spec, const JobMap& map, bool dry_run) {
     const DisplayOptions display{
         "gantry-" + local_hostname() + "-" + std::to_string(getpid()) + "@1", dry_run};
-    const auto text = display_text(spec, map, display);
-    if (!text) {
-        std::cerr << "gantry: " << text.error().str() << '\n';
+    const DisplayOutput output = display_output(spec, map, display);
+    if (auto written = shell::write_display_files(output); !written) {
+        std::cerr << "gantry: " << written.error().str() << '\n';
         return kExitRuntime;
     }
-    std::cout << *text;
+    std::cout << output.text;
     return std::nullopt;
 }
 
@@ -265,17 +267,19 @@ int run_main(int argc, char** argv) {
     if (auto status = check_no_scheduling(*run); !status)
         return fail(status.error());
     const Jobspec& spec = run->jobspec;
-    auto topology = jobspec_topology(spec);
+    auto topology = shell::jobspec_topology(spec);
     if (!topology)
         return fail(topology.error());
-    auto map = map_jobspec(spec, *topology);
+    MapInputs inputs = shell::read_map_inputs(spec);
+    inputs.topology = std::move(*topology);
+    auto map = map_jobspec(spec, inputs);
     if (!map)
         return fail(map.error());
 
     // Launch options are checked before anything is shown.
     std::optional<shell::LaunchSettings> settings;
     if (!run->dry_run) {
-        if (auto status = check_local(spec, *map, local_hostname()); !status)
+        if (auto status = check_local(spec, *map, inputs.hostname); !status)
             return fail(status.error());
         auto checked = shell::launch_settings(spec, *map, std::to_string(getpid()));
         if (!checked)

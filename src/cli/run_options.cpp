@@ -17,6 +17,7 @@
 #include "mapper/jobspec_map.h"
 #include "mapper/policy.h"
 #include "shell/environment.h"
+#include "shell/map_io.h"
 #include "shell/output.h"
 #include "util/duration.h"
 
@@ -502,7 +503,7 @@ Status Parser::add_display(const Given& given) {
 }
 
 Status Parser::set_resources(const Given& given) {
-    auto text = read_option_file(spec(), given.value, "resource set");
+    auto text = shell::read_option_file(spec(), given.value, "resource set");
     if (!text)
         return text.error();
     auto resources = ResourceSet::parse(*text);

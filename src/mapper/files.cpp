@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <sstream>
 
 namespace gantry {
@@ -62,6 +64,17 @@ Result<CpuList> parse_cpu_list(std::string_view text, std::string_view domain,
 }
 
 }  // namespace
+
+Result<std::string> file_text(const FileTexts& files, std::string domain, std::string_view what,
+                              const std::string& path, std::string_view as_given) {
+    const auto found = files.find(path);
+    if (found != files.end() && !found->second.unreadable)
+        return found->second.text;
+    const std::string reason =
+        found == files.end() ? std::strerror(ENOENT) : *found->second.unreadable;
+    const std::string_view name = as_given.empty() ? std::string_view(path) : as_given;
+    return Error(std::move(domain), std::string(what) + " " + quote(name) + ": " + reason);
+}
 
 Result<std::vector<SeqLine>> parse_seq_file(std::string_view text, std::string_view path) {
     std::vector<SeqLine> lines;

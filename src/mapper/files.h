@@ -1,7 +1,9 @@
 // The two placement files PRRTE reads: the sequential (seq) file, one task
-// per line in rank order, and the rankfile, each rank's host and CPUs.
+// per line in rank order, and the rankfile, each rank's host and CPUs; and
+// the texts of files as the mapper takes them, read by its caller.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +13,24 @@
 #include "util/error.h"
 
 namespace gantry {
+
+// A file as the mapper's caller read it (the mapper reads none itself): its
+// text, or why it could not be read.
+struct FileText {
+    std::string text;
+    std::optional<std::string> unreadable;  // the system's reason: "No such file or directory"
+    friend bool operator==(const FileText&, const FileText&) = default;
+};
+
+// Files by their path.
+using FileTexts = std::map<std::string, FileText, std::less<>>;
+
+// The text of `path` among `files`, or the error reading it gave, in
+// `domain`: `hostfile "hosts": No such file or directory`, where `what`
+// says which file it is and `as_given` is the name shown, when not `path`.
+// A path that `files` lacks is a file that does not exist.
+Result<std::string> file_text(const FileTexts& files, std::string domain, std::string_view what,
+                              const std::string& path, std::string_view as_given = {});
 
 // A CPU list as a file gives it: logical CPUs (`0-2,5`), or CPUs of one
 // package (`1:0-2`, cores 0-2 of package 1).

@@ -3,15 +3,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <set>
 
 #include "mapper/display.h"
 #include "mapper/launch_plan.h"
 #include "mapper/nodes.h"
 #include "mapper/policy.h"
 #include "mapper/resources.h"
-#include "util/file.h"
 
 namespace gantry {
 namespace {
@@ -100,58 +98,65 @@ Result<JobRequest> job_request(const Jobspec& spec) {
     return request;
 }
 
+// The text of a hostfile `spec` names, as the caller read it.
+Result<std::string> hostfile_text(const Jobspec& spec, const MapInputs& inputs,
+                                  std::string_view hostfile) {
+    return file_text(inputs.files, std::string(kDomain), "hostfile", jobspec_path(spec, hostfile),
+                     hostfile);
+}
+
 // The hosts of `-H` or a hostfile, when either is given, with this
-// machine's other names (localhost, its addresses) as `here`.
-Result<std::vector<HostSpec>> host_specs(const Jobspec& spec, const std::string& hosts,
-                                         const std::string& hostfile, std::string_view here) {
+// machine's other names (localhost, its addresses) as its host name.
+Result<std::vector<HostSpec>> host_specs(const Jobspec& spec, const MapInputs& inputs,
+                                         const std::string& hosts, const std::string& hostfile) {
     if (!hosts.empty() && !hostfile.empty())
         return run_error("give -H or --hostfile, not both");
     Result<std::vector<HostSpec>> parsed = std::vector<HostSpec>{};
     if (!hosts.empty()) {
         parsed = parse_hosts(hosts);
     } else if (!hostfile.empty()) {
-        auto text = read_option_file(spec, hostfile, "hostfile");
+        auto text = hostfile_text(spec, inputs, hostfile);
         if (!text)
             return text.error();
         parsed = parse_hostfile(*text, hostfile);
     }
     if (!parsed || parsed->empty())
         return parsed;
-    return with_names_as(std::move(*parsed), local_names(), here);
+    return with_names_as(std::move(*parsed), inputs.names, inputs.hostname);
 }
 
 // The job's own nodes: the allocation, resources.R, -H or --hostfile; none
 // when the job names none of them.
-Result<std::vector<Node>> job_nodes(const Jobspec& spec, const Topology& topology,
-                                    const std::optional<ResourceSet>& allocation, CpuUnit cpus,
-                                    const std::string& here) {
+Result<std::vector<Node>> job_nodes(const Jobspec& spec, const MapInputs& inputs,
+                                    const std::optional<ResourceSet>& allocation, CpuUnit cpus) {
     const Jobspec::Job& job = spec.job;
+    const std::string& here = inputs.hostname;
     if (!job.hosts.empty() + !job.hostfile.empty() + spec.resources.R.has_value() > 1)
         return run_error("give one of -H, --hostfile and --resources");
     if (allocation)
-        return nodes_from_resources(*allocation, topology, cpus, here);
+        return nodes_from_resources(*allocation, inputs.ranks, cpus, here);
     if (spec.resources.R)
-        return nodes_from_resources(*spec.resources.R, topology, cpus, here);
-    auto hosts = host_specs(spec, job.hosts, job.hostfile, here);
+        return nodes_from_resources(*spec.resources.R, *inputs.topology, cpus, here);
+    auto hosts = host_specs(spec, inputs, job.hosts, job.hostfile);
     if (!hosts)
         return hosts.error();
     for (const HostSpec& host : *hosts)
         if (relative_host(host.name))
             return run_error("the relative host " + host.name +
                              " names one of the job's nodes; give it in a later app's -H");
-    return make_nodes(*hosts, topology, cpus, here);
+    return make_nodes(*hosts, *inputs.topology, cpus, here);
 }
 
 // The job's nodes, then the hosts later apps name that are not among them
 // yet. An allocation, a hostfile or R holds all the job may use, as in
 // PRRTE: an app's host outside them is an error. An app that names hosts
 // uses only those; the others use the job's.
-Result<std::vector<Node>> node_pool(const Jobspec& spec, const Topology& topology,
+Result<std::vector<Node>> node_pool(const Jobspec& spec, const MapInputs& inputs,
                                     const std::optional<ResourceSet>& allocation,
                                     JobRequest& request) {
     const CpuUnit cpus = spec.job.hwthread_cpus ? CpuUnit::kHwthread : CpuUnit::kCore;
-    const std::string here = local_hostname();
-    auto nodes = job_nodes(spec, topology, allocation, cpus, here);
+    const std::string& here = inputs.hostname;
+    auto nodes = job_nodes(spec, inputs, allocation, cpus);
     if (!nodes)
         return nodes.error();
     std::vector<std::string> job_names;
@@ -160,7 +165,7 @@ Result<std::vector<Node>> node_pool(const Jobspec& spec, const Topology& topolog
     const bool closed = allocation || spec.resources.R || !spec.job.hostfile.empty();
     bool any_app_hosts = false;
     for (std::size_t k = 0; k < spec.apps.size(); ++k) {
-        auto hosts = host_specs(spec, spec.apps[k].hosts, spec.apps[k].hostfile, here);
+        auto hosts = host_specs(spec, inputs, spec.apps[k].hosts, spec.apps[k].hostfile);
         if (!hosts)
             return hosts.error();
         for (const HostSpec& host : *hosts) {
@@ -179,12 +184,13 @@ Result<std::vector<Node>> node_pool(const Jobspec& spec, const Topology& topolog
                                  " is not in " +
                                  (spec.resources.R ? std::string("--resources")
                                                    : "the hostfile " + quote(spec.job.hostfile)));
-            nodes->push_back(make_nodes(std::vector<HostSpec>{host}, topology, cpus, here)[0]);
+            nodes->push_back(
+                make_nodes(std::vector<HostSpec>{host}, *inputs.topology, cpus, here)[0]);
         }
         any_app_hosts = any_app_hosts || !hosts->empty();
     }
     if (nodes->empty())
-        nodes->push_back(local_node(topology, here, cpus));
+        nodes->push_back(local_node(*inputs.topology, here, cpus));
     if (any_app_hosts && !job_names.empty())
         for (AppRequest& app : request.apps)
             if (app.hosts.empty())
@@ -194,7 +200,7 @@ Result<std::vector<Node>> node_pool(const Jobspec& spec, const Topology& topolog
 
 // seq without FILE= reads the app's hosts in their order, as PRRTE: its own
 // -H or --hostfile, else the job's (already checked by node_pool).
-Status set_seq_lines(const Jobspec& spec, JobRequest& request) {
+Status set_seq_lines(const Jobspec& spec, const MapInputs& inputs, JobRequest& request) {
     for (std::size_t k = 0; k < spec.apps.size(); ++k) {
         const std::optional<MapPolicy>& map = k > 0 && request.apps[k].directives.map
                                                   ? request.apps[k].directives.map
@@ -208,7 +214,7 @@ Status set_seq_lines(const Jobspec& spec, JobRequest& request) {
         if (!hosts.empty()) {
             request.apps[k].seq_lines = seq_lines_of_hosts(hosts);
         } else if (!hostfile.empty()) {
-            auto text = read_option_file(spec, hostfile, "hostfile");
+            auto text = hostfile_text(spec, inputs, hostfile);
             if (!text)
                 return text.error();
             request.apps[k].seq_lines = seq_lines_of_hostfile(*text);
@@ -226,18 +232,27 @@ std::string jobspec_path(const Jobspec& spec, std::string_view path) {
     return (std::filesystem::path(spec.attributes.cwd) / given).string();
 }
 
-Result<std::string> read_option_file(const Jobspec& spec, std::string_view path,
-                                     std::string_view what) {
-    return read_named_file(std::string(kDomain), what, jobspec_path(spec, path), path);
-}
-
-Result<Topology> jobspec_topology(const Jobspec& spec) {
-    const std::string& topology = spec.job.topology;
-    if (topology.empty())
-        return Topology::local();
-    if (const std::string file = jobspec_path(spec, topology); std::filesystem::exists(file))
-        return Topology::from_xml(file);
-    return Topology::from_synthetic(topology);
+std::vector<std::string> jobspec_files(const Jobspec& spec) {
+    std::vector<std::string> paths;
+    std::set<std::string> seen;
+    const auto add = [&](std::string_view path) {
+        if (path.empty())
+            return;
+        std::string full = jobspec_path(spec, path);
+        if (seen.insert(full).second)
+            paths.push_back(std::move(full));
+    };
+    add(spec.job.hostfile);
+    add(spec.job.rankfile);
+    for (const Jobspec::App& app : spec.apps) {
+        add(app.hostfile);
+        if (app.map_by.empty())
+            continue;
+        // A policy that does not parse is reported when mapping, not here.
+        if (auto map = parse_map_by(app.map_by))
+            add(map->file);
+    }
+    return paths;
 }
 
 std::vector<std::vector<std::string>> app_argvs(const Jobspec& spec) {
@@ -260,42 +275,40 @@ std::vector<std::string> app_commands(const Jobspec& spec) {
     return commands;
 }
 
-Result<JobMap> map_jobspec(const Jobspec& spec, const Topology& topology,
+Result<JobMap> map_jobspec(const Jobspec& spec, const MapInputs& inputs,
                            const std::optional<ResourceSet>& allocation) {
+    if (!allocation && !inputs.topology)
+        return Error("map", "no topology for the job's nodes");
     auto request = job_request(spec);
     if (!request)
         return request.error();
-    auto nodes = node_pool(spec, topology, allocation, *request);
+    auto nodes = node_pool(spec, inputs, allocation, *request);
     if (!nodes)
         return nodes.error();
-    if (auto status = set_seq_lines(spec, *request); !status)
+    if (auto status = set_seq_lines(spec, inputs, *request); !status)
         return status.error();
-    return map_job(*request, std::move(*nodes));
+    return map_job(*request, std::move(*nodes), inputs.files);
 }
 
-Result<std::string> display_text(const Jobspec& spec, const JobMap& map,
-                                 const DisplayOptions& options) {
-    std::string text;
+DisplayOutput display_output(const Jobspec& spec, const JobMap& map,
+                             const DisplayOptions& options) {
+    DisplayOutput output;
     for (const std::string& what : spec.job.display) {
         if (what == "map") {
-            text += display_map(map, options);
+            output.text += display_map(map, options);
         } else if (what == "map:json") {
-            text += map_json_text(map) + '\n';
+            output.text += map_json_text(map) + '\n';
         } else if (what == "R") {
-            text += job_resources(map).encode() + '\n';
+            output.text += job_resources(map).encode() + '\n';
         } else if (what == "plan") {
-            text += launch_plans_text(launch_plans(map, app_argvs(spec)));
+            output.text += launch_plans_text(launch_plans(map, app_argvs(spec)));
         } else if (what.starts_with("map:svg=")) {
-            const std::string path = jobspec_path(spec, what.substr(8));
-            std::ofstream file(path);
-            file << map_svg(map);
-            if (!file)
-                return run_error("cannot write the map to " + quote(path));
+            output.files.push_back({jobspec_path(spec, what.substr(8)), map_svg(map)});
         } else {
-            text += display_bindings(map, options);
+            output.text += display_bindings(map, options);
         }
     }
-    return text;
+    return output;
 }
 
 }  // namespace gantry

@@ -4,7 +4,6 @@
 #include "mapper/map.h"
 
 #include <algorithm>
-#include <fstream>
 #include <numeric>
 #include <sstream>
 #include <string_view>
@@ -12,7 +11,6 @@
 
 #include "mapper/cpuset_cache.h"
 #include "mapper/placement.h"
-#include "util/file.h"
 
 namespace gantry {
 namespace {
@@ -38,7 +36,7 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
                                              std::vector<placement::NodeUsage>& usage,
                                              placement::Cpusets& cpusets, AppPolicy& policy,
                                              const AppRequest& app, unsigned first_rank,
-                                             const std::string& label) {
+                                             const std::string& label, const FileTexts& files) {
     const MapBy by = policy.map.by;
     if (by != MapBy::kSeq && by != MapBy::kRankfile)
         return placement::place_app(map.nodes, usage, cpusets, policy, app.nprocs,
@@ -52,7 +50,7 @@ Result<std::vector<placement::Placed>> place(const JobMap& map,
                                                   "from -H or --hostfile"
                                                 : ": rankfile needs its file: rankfile:FILE=path"));
     auto text =
-        read_named_file("map-by", by == MapBy::kSeq ? "seq file" : "rankfile", policy.map.file);
+        file_text(files, "map-by", by == MapBy::kSeq ? "seq file" : "rankfile", policy.map.file);
     if (!text)
         return text.error();
     if (by == MapBy::kSeq) {
@@ -139,7 +137,7 @@ TaskMap task_map(const JobMap& map) {
     return TaskMap::from_nodes(node_of_task);
 }
 
-Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
+Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes, const FileTexts& files) {
     if (request.apps.empty())
         return Error("map", "the job has no apps");
     if (nodes.empty())
@@ -198,7 +196,7 @@ Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes) {
             return hosts.error();
         app.hosts = std::move(*hosts);
         auto placed = place(map, usage, cpusets, app_policy, app, first_rank,
-                            app_label(request.apps[k], k, request.apps.size()));
+                            app_label(request.apps[k], k, request.apps.size()), files);
         if (!placed)
             return placed.error();
         // seq and rankfile number their own tasks, in file order.

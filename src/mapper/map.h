@@ -67,7 +67,10 @@ TaskMap task_map(const JobMap& map);
 // the node has none.
 std::vector<std::vector<unsigned>> visible_gpus(const JobMap& map);
 
-// Maps `request` onto `nodes`. Errors say what does not fit and what to change.
-Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes);
+// Maps `request` onto `nodes`. The seq files and rankfiles its policies
+// name (FILE=) are taken from `files`, by the path the policy gives. Errors
+// say what does not fit and what to change.
+Result<JobMap> map_job(const JobRequest& request, std::vector<Node> nodes,
+                       const FileTexts& files = {});
 
 }  // namespace gantry

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -208,6 +209,47 @@ unsigned cpu_count(const Topology& topology, CpuUnit cpus) {
     return std::max(n, 1u);
 }
 
+// nodes_from_resources, each rank's topology from `topology_of`.
+Result<std::vector<Node>> nodes_of_ranks(
+    const ResourceSet& resources,
+    const std::function<const Topology*(ResourceSet::Rank)>& topology_of, CpuUnit cpus,
+    std::string_view local_name) {
+    if (resources.empty())
+        return Error("R", "the resource set has no ranks to map onto");
+    std::vector<Node> nodes;
+    for (const auto& [rank, target] : resources.targets()) {
+        const std::string name =
+            target.hostname.empty() ? "rank" + std::to_string(rank) : target.hostname;
+        const Topology* found = topology_of(rank);
+        if (found == nullptr)
+            return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has no topology");
+        const Topology& topology = *found;
+        IdSet pus;
+        for (const IdSet::Id core : target.cores) {
+            if (core >= topology.ncores())
+                return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has core " +
+                                      std::to_string(core) + " but the topology has " +
+                                      std::to_string(topology.ncores()) + " cores");
+            pus |= topology.object(ObjectType::kCore, core).pus;
+        }
+        for (const IdSet::Id gpu : target.gpus)
+            if (gpu >= topology.ngpus())
+                return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has gpu " +
+                                      std::to_string(gpu) + " but the topology has " +
+                                      std::to_string(topology.ngpus()) + " GPUs");
+        if (pus.empty())
+            return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has no cores");
+        const auto slots =
+            static_cast<unsigned>(cpus == CpuUnit::kHwthread ? pus.count() : target.cores.count());
+        Node node{name,     slots,   0,           true, !local_name.empty() && name == local_name,
+                  topology, IdSet{}, std::nullopt};
+        node.allowed_pus = std::move(pus);
+        node.allowed_gpus = target.gpus;
+        nodes.push_back(std::move(node));
+    }
+    return nodes;
+}
+
 }  // namespace
 
 Result<std::vector<HostSpec>> parse_hosts(std::string_view text) {
@@ -295,38 +337,17 @@ std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& to
 }
 
 Result<std::vector<Node>> nodes_from_resources(const ResourceSet& resources,
+                                               const RankTopologies& topologies, CpuUnit cpus,
+                                               std::string_view local_name) {
+    return nodes_of_ranks(
+        resources, [&](ResourceSet::Rank rank) { return topologies.find(rank); }, cpus, local_name);
+}
+
+Result<std::vector<Node>> nodes_from_resources(const ResourceSet& resources,
                                                const Topology& topology, CpuUnit cpus,
                                                std::string_view local_name) {
-    if (resources.empty())
-        return Error("R", "the resource set has no ranks to map onto");
-    std::vector<Node> nodes;
-    for (const auto& [rank, target] : resources.targets()) {
-        const std::string name =
-            target.hostname.empty() ? "rank" + std::to_string(rank) : target.hostname;
-        IdSet pus;
-        for (const IdSet::Id core : target.cores) {
-            if (core >= topology.ncores())
-                return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has core " +
-                                      std::to_string(core) + " but the topology has " +
-                                      std::to_string(topology.ncores()) + " cores");
-            pus |= topology.object(ObjectType::kCore, core).pus;
-        }
-        for (const IdSet::Id gpu : target.gpus)
-            if (gpu >= topology.ngpus())
-                return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has gpu " +
-                                      std::to_string(gpu) + " but the topology has " +
-                                      std::to_string(topology.ngpus()) + " GPUs");
-        if (pus.empty())
-            return Error("R", "rank " + std::to_string(rank) + " (" + name + ") has no cores");
-        const auto slots =
-            static_cast<unsigned>(cpus == CpuUnit::kHwthread ? pus.count() : target.cores.count());
-        Node node{name,     slots,   0,           true, !local_name.empty() && name == local_name,
-                  topology, IdSet{}, std::nullopt};
-        node.allowed_pus = std::move(pus);
-        node.allowed_gpus = target.gpus;
-        nodes.push_back(std::move(node));
-    }
-    return nodes;
+    return nodes_of_ranks(
+        resources, [&](ResourceSet::Rank) { return &topology; }, cpus, local_name);
 }
 
 Node local_node(const Topology& topology, std::string_view name, CpuUnit cpus) {

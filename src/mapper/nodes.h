@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mapper/policy.h"
+#include "topo/rank_topologies.h"
 #include "topo/topology.h"
 #include "util/error.h"
 
@@ -69,9 +70,16 @@ std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& to
 
 class ResourceSet;
 
-// One node per rank of an RFC 20 resource set, named by its host (or
-// "rank<N>"), limited to the rank's cores and GPUs, one slot per core (per
-// PU with hwthread CPUs).
+// One node per rank of an RFC 20 resource set, in rank order, named by its
+// host (or "rank<N>"), with the topology of its rank in `topologies`,
+// limited to the rank's cores and GPUs, one slot per core (per PU with
+// hwthread CPUs). Errors: a rank without a topology, cores or GPUs beyond
+// its topology's.
+Result<std::vector<Node>> nodes_from_resources(const ResourceSet& resources,
+                                               const RankTopologies& topologies,
+                                               CpuUnit cpus = CpuUnit::kCore,
+                                               std::string_view local_name = "");
+// ... every node with `topology`.
 Result<std::vector<Node>> nodes_from_resources(const ResourceSet& resources,
                                                const Topology& topology,
                                                CpuUnit cpus = CpuUnit::kCore,

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "mapper/jobspec_map.h"
 #include "shell/output.h"
@@ -317,18 +318,31 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
     return job;
 }
 
+Result<Job> node_job(const Jobspec& spec, const JobMap& map, std::size_t node,
+                     const LaunchSettings& settings, std::string& warning) {
+    const std::vector<NodePlan> plans = launch_plans(map, app_argvs(spec));
+    const auto plan =
+        std::find_if(plans.begin(), plans.end(), [&](const NodePlan& p) { return p.node == node; });
+    if (plan == plans.end())
+        return Error(std::string(kDomain),
+                     "no task of the job is mapped to node " + std::to_string(node) +
+                         (node < map.nodes.size() ? " (" + map.nodes[node].name + ")" : ""));
+    pmi::JobInfo pmi = pmi_job(map, settings.job_id, warning);
+    return job_from_plan(*plan, map, app_commands(spec), settings, std::move(pmi),
+                         Environment::from_map(spec.attributes.environment));
+}
+
 Result<Job> local_job(const Jobspec& spec, const JobMap& map, const LaunchSettings& settings,
                       std::string& warning) {
-    const std::vector<NodePlan> plans = launch_plans(map, app_argvs(spec));
-    const auto here = std::find_if(plans.begin(), plans.end(), [&](const NodePlan& plan) {
-        return map.nodes[plan.node].local;
-    });
-    if (here == plans.end())
+    // The first local node that has tasks.
+    std::optional<std::size_t> here;
+    for (const gantry::Task& task : map.tasks)
+        if (map.nodes[task.node].local && (!here || task.node < *here))
+            here = task.node;
+    if (!here)
         return Error(std::string(kDomain),
                      "no task of the job is mapped to this machine (" + local_hostname() + ")");
-    pmi::JobInfo pmi = pmi_job(map, settings.job_id, warning);
-    return job_from_plan(*here, map, app_commands(spec), settings, std::move(pmi),
-                         Environment::from_map(spec.attributes.environment));
+    return node_job(spec, map, *here, settings, warning);
 }
 
 }  // namespace gantry::shell

@@ -56,10 +56,17 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
                           const LaunchSettings& settings, pmi::JobInfo pmi,
                           const Environment& origin);
 
-// This machine's share of `spec`'s job: the plan of `map`'s local node (the
-// one named as this host), its tasks starting from attributes.environment,
-// with the job's PMI data. `warning` gets what pmi_job warns of. Errors: no
-// task on this machine, a bad --env rule or file.
+// Node `node`'s share of `spec`'s job (an index into map.nodes): its plan,
+// its tasks starting from attributes.environment, with the job's PMI data.
+// `warning` gets what pmi_job warns of. Errors: no task on that node
+// (`run: no task of the job is mapped to node 1 (n1)`), a bad --env rule or
+// file. A job shell under an instance runs the node of its broker's rank.
+Result<Job> node_job(const Jobspec& spec, const JobMap& map, std::size_t node,
+                     const LaunchSettings& settings, std::string& warning);
+
+// This machine's share of `spec`'s job: node_job for `map`'s local node
+// (the one named as this host), as `gantry run` outside an instance runs
+// it. Errors: no task on this machine, and node_job's.
 Result<Job> local_job(const Jobspec& spec, const JobMap& map, const LaunchSettings& settings,
                       std::string& warning);
 

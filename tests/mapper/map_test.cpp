@@ -8,7 +8,6 @@
 
 #include "fixtures.h"
 #include "mapper/display.h"
-#include "support/vectors.h"
 
 namespace gantry {
 namespace {
@@ -33,57 +32,60 @@ std::string layout(const Result<JobMap>& map) {
     return out;
 }
 
+// One job on nodes that say their topology and which one is local.
 struct Case {
     const char* name;
     JobRequest request;
-    const char* hosts;
+    std::vector<Node> nodes;
     const char* expected;
 };
 
 TEST(MapJob, SingleAppPolicies) {
     const Case kCases[] = {
-        {"core, default fill and core binding", single(6, "core"), "n0:4,n1:4",
+        {"core, default fill and core binding", single(6, "core"), small_nodes("n0:4,n1:4"),
          "0:n0:0-1 1:n0:2-3 2:n0:4-5 3:n0:6-7 4:n1:0-1 5:n1:2-3"},
-        {"package sweep, bound to cores, fill", single(8, "package", "fill", "core"), "n0:4,n1:4",
+        {"package sweep, bound to cores, fill", single(8, "package", "fill", "core"),
+         small_nodes("n0:4,n1:4"),
          "0:n0:0-1 1:n0:2-3 2:n0:8-9 3:n0:10-11 4:n1:0-1 5:n1:2-3 6:n1:8-9 7:n1:10-11"},
-        {"package sweep, rank by slot", single(4, "package", "slot", "core"), "n0:4",
+        {"package sweep, rank by slot", single(4, "package", "slot", "core"), small_nodes("n0:4"),
          "0:n0:0-1 1:n0:8-9 2:n0:2-3 3:n0:10-11"},
-        {"package sweep, rank by node", single(8, "package", "node", "core"), "n0:4,n1:4",
+        {"package sweep, rank by node", single(8, "package", "node", "core"),
+         small_nodes("n0:4,n1:4"),
          "0:n0:0-1 1:n1:0-1 2:n0:8-9 3:n1:8-9 4:n0:2-3 5:n1:2-3 6:n0:10-11 7:n1:10-11"},
-        {"package sweep, rank by span", single(8, "package", "span", "core"), "n0:4,n1:4",
+        {"package sweep, rank by span", single(8, "package", "span", "core"),
+         small_nodes("n0:4,n1:4"),
          "0:n0:0-1 1:n0:8-9 2:n1:0-1 3:n1:8-9 4:n0:2-3 5:n0:10-11 6:n1:2-3 7:n1:10-11"},
-        {"package binding: the whole package", single(2, "package"), "n0:4", "0:n0:0-7 1:n0:8-15"},
+        {"package binding: the whole package", single(2, "package"), small_nodes("n0:4"),
+         "0:n0:0-7 1:n0:8-15"},
         {"node blocks 3/2, ranked round robin, NUMA (whole machine) binding", single(5, "node"),
-         "n0:4,n1:4", "0:n0:0-15 1:n1:0-15 2:n0:0-15 3:n1:0-15 4:n0:0-15"},
-        {"slot fills node 0 first", single(5, "slot", "", "none"), "n0:4,n1:4",
+         small_nodes("n0:4,n1:4"), "0:n0:0-15 1:n1:0-15 2:n0:0-15 3:n1:0-15 4:n0:0-15"},
+        {"slot fills node 0 first", single(5, "slot", "", "none"), small_nodes("n0:4,n1:4"),
          "0:n0:- 1:n0:- 2:n0:- 3:n0:- 4:n1:-"},
-        {"hwthread: one PU each", single(3, "hwthread"), "n0:4", "0:n0:0 1:n0:1 2:n0:2"},
+        {"hwthread: one PU each", single(3, "hwthread"), small_nodes("n0:4"),
+         "0:n0:0 1:n0:1 2:n0:2"},
         {"span: one task per node per pass, ranked as one big node", single(5, "core:span"),
-         "n0:4,n1:4,n2:4", "0:n0:0-1 1:n0:2-3 2:n1:0-1 3:n1:2-3 4:n2:0-1"},
-        {"ppr:1:package", single(0, "ppr:1:package"), "n0:4,n1:4",
+         small_nodes("n0:4,n1:4,n2:4"), "0:n0:0-1 1:n0:2-3 2:n1:0-1 3:n1:2-3 4:n2:0-1"},
+        {"ppr:1:package", single(0, "ppr:1:package"), small_nodes("n0:4,n1:4"),
          "0:n0:0-7 1:n0:8-15 2:n1:0-7 3:n1:8-15"},
-        {"pe-list: each task on the whole list", single(2, "pe-list=1-2"), "n0:4",
+        {"pe-list: each task on the whole list", single(2, "pe-list=1-2"), small_nodes("n0:4"),
          "0:n0:2-5 1:n0:2-5"},
-        {"pe-list ordered: task k on CPU k", single(2, "pe-list=1,3:ordered"), "n0:4",
+        {"pe-list ordered: task k on CPU k", single(2, "pe-list=1,3:ordered"), small_nodes("n0:4"),
          "0:n0:2-3 1:n0:6-7"},
-        {"PE=2: two cores each, never across packages", single(3, "slot:PE=2"), "n0:4",
+        {"PE=2: two cores each, never across packages", single(3, "slot:PE=2"), small_nodes("n0:4"),
          "0:n0:0-3 1:n0:4-7 2:n0:8-11"},
         {"oversubscribed: the rest spread evenly, defaulted binding dropped",
-         single(10, "core:oversubscribe"), "n0:4,n1:4",
+         single(10, "core:oversubscribe"), small_nodes("n0:4,n1:4"),
          "0:n0:- 1:n0:- 2:n0:- 3:n0:- 4:n0:- 5:n1:- 6:n1:- 7:n1:- 8:n1:- 9:n1:-"},
         {"oversubscribed with a binding asked for keeps it",
-         single(5, "core:oversubscribe", "", "core"), "n0:2,n1:2",
+         single(5, "core:oversubscribe", "", "core"), small_nodes("n0:2,n1:2"),
          "0:n0:0-1 1:n0:2-3 2:n0:4-5 3:n1:0-1 4:n1:2-3"},
         {"LIMIT=2: two tasks per package, then the next", single(3, "slot", "", "package:limit=2"),
-         "n0:4", "0:n0:0-7 1:n0:0-7 2:n0:8-15"},
-        {"nolocal keeps off the local node", single(2, "core:nolocal"), "n0:4,n1:4",
-         "0:n1:0-1 1:n1:2-3"},
+         small_nodes("n0:4"), "0:n0:0-7 1:n0:0-7 2:n0:8-15"},
+        {"nolocal keeps off the local node", single(2, "core:nolocal"),
+         small_nodes("n0:4,n1:4", "n0"), "0:n1:0-1 1:n1:2-3"},
     };
-    for (const Case& c : kCases) {
-        const bool local = std::string_view(c.name).starts_with("nolocal");
-        EXPECT_EQ(layout(map_job(c.request, small_nodes(c.hosts, local ? "n0" : ""))), c.expected)
-            << c.name;
-    }
+    for (const Case& c : kCases)
+        EXPECT_EQ(layout(map_job(c.request, c.nodes)), c.expected) << c.name;
 }
 
 // NOLOCAL on app 0 only: app 1 still uses the local node.
@@ -167,31 +169,39 @@ TEST(MapJob, EachPlacerMapsOneAppOfTwo) {
 }
 
 // seq and rankfile each place one app of a two-app job, numbering its tasks
-// in file order after app 0's.
+// in file order after app 0's. The files are values, by the path FILE= gives.
 TEST(MapJob, SeqAndRankfilePlaceOneAppOfTwo) {
-    const std::string seq = test::write_temp_file("gantry-map-test.seq", "n1\nn0 3\nn1 1:0\n");
+    const std::string seq = "/gantry-map-test/seq";
+    const std::string rf = "/gantry-map-test/rf";
+    const FileTexts files = {
+        {seq, {"n1\nn0 3\nn1 1:0\n", std::nullopt}},
+        {rf, {"rank 2=n1 slot=1:0-1\nrank 3=+n0 slot=5\nrank 9=n0 slot=0\n", std::nullopt}}};
     JobRequest request{
         directives("core"),
         {AppRequest{2, {}, "", {}, {}}, AppRequest{3, directives("seq:FILE=" + seq), "", {}, {}}}};
-    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"), files)),
               "0:n0:0-1 1:n0:2-3 2:n1:0-15 3:n0:6-7 4:n1:8-9");
     request.apps[1].nprocs = 4;
-    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"), files)),
               "map: app 1 (-n 4): the seq file lists 3 tasks and 4 were asked for; give fewer "
               "tasks or add lines");
 
     // Rankfile ranks are the job's: app 1 holds ranks 2 and 3.
-    const std::string rf = test::write_temp_file(
-        "gantry-map-test.rf", "rank 2=n1 slot=1:0-1\nrank 3=+n0 slot=5\nrank 9=n0 slot=0\n");
     request.apps[1] = AppRequest{2, directives("rankfile:FILE=" + rf), "", {}, {}};
-    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"), files)),
               "0:n0:0-1 1:n0:2-3 2:n1:8-11 3:n0:10-11");
     request.apps[1].nprocs = 3;
-    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"), files)),
               "map: app 1 (-n 3): rank 4 is missing from the rankfile (missing-rank)");
+    // A file not given is one that does not exist; one its reader could not
+    // read gives the reason it had.
     request.apps[1].directives = directives("rankfile:FILE=/nonexistent/rf");
-    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"))),
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"), files)),
               "map-by: rankfile \"/nonexistent/rf\": No such file or directory");
+    request.apps[1].directives = directives("rankfile:FILE=" + rf);
+    const FileTexts unreadable = {{rf, {"", "Permission denied"}}};
+    EXPECT_EQ(layout(map_job(request, small_nodes("n0:4,n1:4"), unreadable)),
+              "map-by: rankfile \"/gantry-map-test/rf\": Permission denied");
 }
 
 TEST(MapJob, RanksAreContiguousPerAppAndLocalRanksFollowNodes) {

@@ -1,5 +1,6 @@
 // A jobspec's launch options as the shell takes them (launch_settings), and
-// this machine's share of its job (local_job): exact settings, paths taken
+// one node's share of its job (node_job, and local_job for this machine's):
+// exact settings, paths taken
 // from attributes.cwd, tasks starting from attributes.environment, and
 // `gantry run`'s messages for bad values.
 #include "shell/plan_job.h"
@@ -13,6 +14,7 @@
 #include <fstream>
 
 #include "mapper/jobspec_map.h"
+#include "shell/map_io.h"
 #include "topo/topology.h"
 
 namespace gantry::shell {
@@ -50,8 +52,11 @@ Jobspec two_apps() {
     return spec;
 }
 
+// `spec` mapped as `gantry run` maps it here, every node a machine().
 JobMap map_of(const Jobspec& spec) {
-    return map_jobspec(spec, machine()).value();
+    MapInputs inputs = read_map_inputs(spec);
+    inputs.topology = machine();
+    return map_jobspec(spec, inputs).value();
 }
 
 std::string error_of(const Jobspec& spec) {
@@ -222,6 +227,34 @@ TEST(LocalJob, NoTaskHere) {
     ASSERT_FALSE(job);
     EXPECT_EQ(job.error().str(),
               "run: no task of the job is mapped to this machine (" + local_hostname() + ")");
+}
+
+// A job shell under an instance runs the node of its rank, whatever the
+// nodes are named: only that node's tasks, in rank order.
+TEST(NodeJob, OnlyThatNodesTasks) {
+    Jobspec spec = two_apps();
+    spec.job.hosts = "n0:1,n1:3";
+    const JobMap map = map_of(spec);
+    const auto settings = launch_settings(spec, map, "7");
+    ASSERT_TRUE(settings) << settings.error().str();
+    std::string warning;
+    const auto job = node_job(spec, map, 1, *settings, warning);
+    ASSERT_TRUE(job) << job.error().str();
+    EXPECT_EQ(job->hostname, "n1");
+    std::vector<std::uint32_t> ranks;
+    for (const Task& task : job->tasks)
+        ranks.push_back(task.rank);
+    EXPECT_EQ(ranks, (std::vector<std::uint32_t>{1, 2, 3}));
+    EXPECT_EQ(job->tasks[0].argv, (std::vector<std::string>{"./a", "x"}));
+    EXPECT_EQ(job->tasks[1].argv, (std::vector<std::string>{"./b"}));
+
+    spec.apps = {app({"./a"}, 1)};
+    const JobMap one = map_of(spec);
+    const auto none = node_job(spec, one, 1, *settings, warning);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().str(), "run: no task of the job is mapped to node 1 (n1)");
+    EXPECT_EQ(node_job(spec, one, 2, *settings, warning).error().str(),
+              "run: no task of the job is mapped to node 2");
 }
 
 TEST(EnvironmentMap, RoundTrip) {
