@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "formats/rset.h"
 #include "overlay/client.h"
@@ -589,6 +590,37 @@ TEST_F(Jobs, DependencyOnAnUnknownJobIsRefused) {
               "job.submit: --dependency=afterok:99: no such job");
     EXPECT_EQ(call("job.list", Json::object()).at("jobs"), Json::array());
     EXPECT_EQ(submit(jobspec({"true"})), 1u);
+}
+
+// The store failing (here its jobs table renamed behind the broker's back,
+// so that SQLite itself fails) is not a missing job: each answer says what
+// failed, a dependency is not called unknown, and the instance goes on
+// once the table is back.
+TEST_F(Jobs, AStoreThatFailsIsNotAMissingJob) {
+    const JobId done = submit(jobspec({"true"}));
+    EXPECT_EQ(wait(done).at("exit_code"), 0);
+    const auto alter = [this](const std::string& statement) {
+        sqlite3* db = nullptr;
+        ASSERT_EQ(sqlite3_open((state_dir() + "/gantry.db").c_str(), &db), SQLITE_OK);
+        sqlite3_busy_timeout(db, 5000);
+        EXPECT_EQ(sqlite3_exec(db, statement.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+            << sqlite3_errmsg(db);
+        sqlite3_close(db);
+    };
+    alter("ALTER TABLE jobs RENAME TO jobs_aside");
+    const std::string failed = "store: reading job 1 failed: no such table: jobs";
+    EXPECT_EQ(refusal("job.info", {{"id", done}}), failed);
+    EXPECT_EQ(refusal("job.wait", {{"id", done}}), failed);
+    EXPECT_EQ(refusal("job.cancel", {{"id", done}}), failed);
+    EXPECT_EQ(refusal("job.purge", {{"id", done}}), failed);
+    EXPECT_EQ(
+        refusal("job.submit", {{"jobspec", jobspec({"true"}, 1, dependency("afterok", done))}}),
+        failed);
+    alter("ALTER TABLE jobs_aside RENAME TO jobs");
+    EXPECT_EQ(refusal("job.info", {{"id", 99}}), "job 99: no such job");
+    const JobId after = submit(jobspec({"true"}, 1, dependency("afterok", done)));
+    EXPECT_EQ(wait(after).at("exit_code"), 0);
+    EXPECT_EQ(event_names(info(after)), kRanToTheEnd);
 }
 
 // --- Urgency, cancel, kill, time limit -------------------------------------------

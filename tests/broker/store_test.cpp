@@ -567,6 +567,25 @@ TEST_F(StoreTest, UnknownJobsAndBadInput) {
     EXPECT_EQ(store.events(id).value().size(), 1u);
 }
 
+// A missing job and a failing SQLite are different kinds of error: the job
+// manager answers "no such job" for the first only.
+TEST_F(StoreTest, ErrorsSayTheirKind) {
+    Store store = open();
+    EXPECT_EQ(store.job(1).error().kind(), ErrorKind::kNotFound);
+    EXPECT_EQ(store.events(1).error().kind(), ErrorKind::kNotFound);
+    NewJob bad = new_job("j", 1);
+    bad.urgency = 32;
+    EXPECT_EQ(store.create_job(bad).error().kind(), ErrorKind::kInvalid);
+    const JobId id = store.create_job(new_job("j", 1)).value();
+    raw_exec("ALTER TABLE jobs RENAME TO jobs_aside");  // behind the store's back
+    const auto failed = store.job(id);
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().str(), "store: reading job 1 failed: no such table: jobs");
+    EXPECT_EQ(failed.error().kind(), ErrorKind::kSystem);
+    raw_exec("ALTER TABLE jobs_aside RENAME TO jobs");
+    EXPECT_EQ(store.job(id).value().name, "j");
+}
+
 TEST_F(StoreTest, PurgeRemovesOnlyInactiveJobs) {
     Store store = open();
     for (int i = 1; i <= 5; ++i)

@@ -14,6 +14,19 @@ TEST(Error, FormatsDomainMessageOffsetAndInput) {
     EXPECT_EQ(Error("taskmap", "empty").str(), "taskmap: empty");
 }
 
+TEST(Error, KindsAreInvalidUnlessSaid) {
+    EXPECT_EQ(Error("idset", "bad").kind(), ErrorKind::kInvalid);
+    const Error missing = Error::not_found("store", "no job 3");
+    EXPECT_EQ(missing.kind(), ErrorKind::kNotFound);
+    EXPECT_TRUE(missing.is_not_found());
+    EXPECT_EQ(missing.str(), "store: no job 3");
+    const Error failed = Error::system("store", "reading job 3 failed: disk I/O error");
+    EXPECT_TRUE(failed.is_system());
+    EXPECT_FALSE(failed.is_not_found());
+    // The kind is part of the error: the same words of another kind differ.
+    EXPECT_NE(Error("store", "x"), Error::system("store", "x"));
+}
+
 TEST(Error, QuoteKeepsMessagesOnOneLine) {
     EXPECT_EQ(quote("a\nb\"c\\\x01"), "\"a\\nb\\\"c\\\\\\x01\"");
     EXPECT_EQ(quote(std::string(100, 'x'), 4), "\"xxxx\"...");
