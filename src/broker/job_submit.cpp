@@ -26,22 +26,27 @@ Request request_of(const Jobspec& spec) {
 }
 
 // What an instance accepts of a jobspec: its nodes are the instance's.
+// In the jobspec's words: the command that built it says it in its own
+// (cli/instance_client.h) before it asks.
 Status check_for_instance(const Jobspec& spec, const std::string& method) {
-    if (!spec.job.hosts.empty() || !spec.job.hostfile.empty())
-        return Error(method,
-                     "-H and --hostfile name hosts; inside an instance the "
-                     "scheduler chooses them (give -N, -n, -c, -g)");
-    if (!spec.job.topology.empty())
-        return Error(method, "--topology simulates nodes, where nothing can run");
-    for (std::size_t k = 1; k < spec.apps.size(); ++k) {
-        if (!spec.apps[k].hosts.empty() || !spec.apps[k].hostfile.empty())
-            return Error(method, "app " + std::to_string(k) +
-                                     ": -H and --hostfile name hosts; inside an instance "
-                                     "the scheduler chooses them");
-        if (spec.apps[k].ntasks == 0 || spec.apps[0].ntasks == 0)
-            return Error(method, "app " + std::to_string(spec.apps[k].ntasks == 0 ? k : 0) +
-                                     " has no -n: every app of an MPMD program needs one "
-                                     "inside an instance");
+    const auto refusal = instance_refusal(spec);
+    if (!refusal)
+        return {};
+    using Reason = InstanceRefusal::Reason;
+    const std::string app = "apps[" + std::to_string(refusal->app) + "]";
+    switch (refusal->reason) {
+        case Reason::kNamesHosts:
+            return Error(method, (refusal->app == 0 ? std::string("job.hosts and job.hostfile")
+                                                    : app + ".hosts and " + app + ".hostfile") +
+                                     " name nodes; inside an instance the scheduler chooses "
+                                     "them (ask with resources.nodes, resources.ntasks, "
+                                     "resources.cores_per_task, resources.gpus_per_task)");
+        case Reason::kSimulatedTopology:
+            return Error(method, "job.topology simulates nodes, where nothing can run");
+        case Reason::kAppWithoutNtasks:
+            return Error(method, app +
+                                     ".ntasks is 0: every app of an MPMD program needs a task "
+                                     "count inside an instance");
     }
     return {};
 }

@@ -34,6 +34,30 @@ std::optional<std::string> instance_uri(const std::optional<std::string>& option
     return *uri;
 }
 
+Status check_for_instance(const Jobspec& spec, std::string_view domain) {
+    const auto refusal = instance_refusal(spec);
+    if (!refusal)
+        return {};
+    using Reason = InstanceRefusal::Reason;
+    const std::string app = "app " + std::to_string(refusal->app);
+    switch (refusal->reason) {
+        case Reason::kNamesHosts:
+            return Error(std::string(domain),
+                         refusal->app == 0 ? "-H and --hostfile name hosts; inside an instance the "
+                                             "scheduler chooses them (give -N, -n, -c, -g)"
+                                           : app +
+                                                 ": -H and --hostfile name hosts; inside an "
+                                                 "instance the scheduler chooses them");
+        case Reason::kSimulatedTopology:
+            return Error(std::string(domain), "--topology simulates nodes, where nothing can run");
+        case Reason::kAppWithoutNtasks:
+            return Error(std::string(domain), app +
+                                                  " has no -n: every app of an MPMD program "
+                                                  "needs one inside an instance");
+    }
+    return {};
+}
+
 int runtime_failure(const Error& error) {
     fail(error);
     return kExitRuntime;

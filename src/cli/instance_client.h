@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "formats/jobspec.h"
 #include "overlay/client.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -30,6 +31,12 @@ std::optional<std::string> instance_uri(const std::optional<std::string>& option
 // code of the failure, its message printed.
 std::optional<overlay::Client> connect_instance(const std::optional<std::string>& uri_option,
                                                 int& exit_code);
+
+// What an instance cannot take of the job a command line describes, in the
+// options' words (the broker says it in the jobspec's): `DOMAIN: -H and
+// --hostfile name hosts; inside an instance the scheduler chooses them
+// (give -N, -n, -c, -g)`. Checked before the job is sent.
+Status check_for_instance(const Jobspec& spec, std::string_view domain);
 
 // Errors of the instance or of reaching it (the broker's replies such as
 // "job 7: no such job" included): printed, kExitRuntime returned.

@@ -155,6 +155,8 @@ int map_method(int argc, char** argv) {
     auto command = parse_run_command("job map", argc - first, argv + first);
     if (!command)
         return fail(command.error());
+    if (auto fits = check_for_instance(command->jobspec, "job.map"); !fits)
+        return runtime_failure(fits.error());
     return call_and_print({"job.map", {{"id", *id}, {"jobspec", command->jobspec.to_json()}}}, uri,
                           [](const Json&) {});
 }

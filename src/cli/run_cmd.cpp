@@ -241,6 +241,8 @@ int run_in_instance(RunCommand run, const std::string& uri) {
     if (!info)
         return runtime_failure(info.error());
     fit_to_instance(run.jobspec, info->value("cores", std::uint64_t{0}));
+    if (auto fits = check_for_instance(run.jobspec, "job.submit"); !fits)
+        return runtime_failure(fits.error());
     // Interactive: the job is bound to this connection and never starts
     // without this front end.
     auto reply =

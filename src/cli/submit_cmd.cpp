@@ -73,6 +73,8 @@ int submit_main(int argc, char** argv) {
         return kExitOk;
     }
 
+    if (auto fits = check_for_instance(command->jobspec, "job.submit"); !fits)
+        return runtime_failure(fits.error());
     int exit_code = kExitOk;
     auto client = connect_instance(command->uri, exit_code);
     if (!client)

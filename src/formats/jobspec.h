@@ -131,6 +131,21 @@ struct Jobspec {
     friend bool operator==(const Jobspec&, const Jobspec&) = default;
 };
 
+// What an instance cannot take of a jobspec, if anything: its scheduler
+// chooses the nodes, and only real nodes run tasks. The broker says it in
+// the jobspec's words, a command in those of its options.
+struct InstanceRefusal {
+    enum class Reason {
+        kNamesHosts,         // job.hosts or job.hostfile (app 0), apps[app].hosts or .hostfile
+        kSimulatedTopology,  // job.topology
+        kAppWithoutNtasks,   // apps[app].ntasks is 0 in an MPMD program
+    };
+    Reason reason = Reason::kNamesHosts;
+    std::size_t app = 0;
+    friend bool operator==(const InstanceRefusal&, const InstanceRefusal&) = default;
+};
+std::optional<InstanceRefusal> instance_refusal(const Jobspec& spec);
+
 // "afterok", "afterany", "afternotok".
 std::string_view dependency_type_name(Jobspec::Dependency::Type type);
 

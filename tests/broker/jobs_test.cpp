@@ -797,8 +797,24 @@ TEST_F(Jobs, InfeasibleJobsAreRefused) {
     Json with_hosts = jobspec({"true"}, 1);
     with_hosts["job"] = {{"hosts", host_ + ":2"}};
     EXPECT_EQ(refusal("job.submit", {{"jobspec", with_hosts}}),
-              "job.submit: -H and --hostfile name hosts; inside an instance the scheduler "
-              "chooses them (give -N, -n, -c, -g)");
+              "job.submit: job.hosts and job.hostfile name nodes; inside an instance the "
+              "scheduler chooses them (ask with resources.nodes, resources.ntasks, "
+              "resources.cores_per_task, resources.gpus_per_task)");
+    Json simulated = jobspec({"true"}, 1);
+    simulated["job"] = {{"topology", "core:4"}};
+    EXPECT_EQ(refusal("job.submit", {{"jobspec", simulated}}),
+              "job.submit: job.topology simulates nodes, where nothing can run");
+    Json mpmd = jobspec({"true"}, 1);
+    mpmd["apps"].push_back(Json{{"command", {"true"}}});
+    EXPECT_EQ(refusal("job.submit", {{"jobspec", mpmd}}),
+              "job.submit: apps[1].ntasks is 0: every app of an MPMD program needs a task "
+              "count inside an instance");
+    mpmd["apps"][1]["ntasks"] = 1;
+    mpmd["apps"][1]["hosts"] = host_;
+    EXPECT_EQ(refusal("job.submit", {{"jobspec", mpmd}}),
+              "job.submit: apps[1].hosts and apps[1].hostfile name nodes; inside an instance "
+              "the scheduler chooses them (ask with resources.nodes, resources.ntasks, "
+              "resources.cores_per_task, resources.gpus_per_task)");
     EXPECT_EQ(refusal("job.submit", {{"jobspec", {{"version", 1}}}}),
               "jobspec: missing key \"apps\"");
     EXPECT_EQ(refusal("job.submit", Json::object()), "job.submit: \"jobspec\" is missing");

@@ -548,5 +548,28 @@ TEST(Jobspec, FromJsonRejectsNumbersJsonCannotSpell) {
               "jobspec: apps[0].ntasks: expected a non-negative integer, got -4");
 }
 
+TEST(InstanceRefusal, NamesTheFirstThingAnInstanceCannotTake) {
+    using Reason = InstanceRefusal::Reason;
+    Jobspec spec;
+    Jobspec::App a;
+    a.command = {"a"};
+    spec.apps.push_back(a);
+    EXPECT_EQ(instance_refusal(spec), std::nullopt);
+    spec.job.topology = "core:4";
+    EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kSimulatedTopology, 0}));
+    spec.job.hostfile = "hosts";
+    EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kNamesHosts, 0}));
+    spec.job = {};
+    Jobspec::App b;
+    b.command = {"b"};
+    b.ntasks = 2;
+    spec.apps.push_back(b);
+    EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kAppWithoutNtasks, 0}));
+    spec.apps[0].ntasks = 1;
+    EXPECT_EQ(instance_refusal(spec), std::nullopt);
+    spec.apps[1].hosts = "n1";
+    EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kNamesHosts, 1}));
+}
+
 }  // namespace
 }  // namespace gantry
