@@ -516,6 +516,33 @@ TEST(ShellPmi, ProtocolErrorKillsTheTask) {
 
 const std::string kInit = "printf 'cmd=init pmi_version=1 pmi_subversion=1\\n' >&3; read l <&3; ";
 
+// The owner of the barrier (on many nodes, the broker) hands back what
+// other nodes put: a task sees it after the barrier, not before.
+class OwnerWithAnotherNodesPut final : public PmiOwner {
+public:
+    void barrier(pmi::KeyValues puts, Complete complete) override {
+        puts["elsewhere"] = "from-node-1";
+        complete(puts);
+    }
+};
+
+TEST(ShellPmi, TheBarriersOwnerMergesWhatOtherNodesPut) {
+    const std::string get =
+        "printf 'cmd=get kvsname=kvs_job1 key=elsewhere\\n' >&3; read l <&3; "
+        "echo \"$l\"; ";
+    Job job = sh_job({kInit + get + "printf 'cmd=barrier_in\\n' >&3; read l <&3; echo \"$l\"; " +
+                      get + "printf 'cmd=finalize\\n' >&3; read l <&3"});
+    job.pmi = pmi_info(2);  // rank 1 is on the other node
+    job.pmi_owner = std::make_shared<OwnerWithAnotherNodesPut>();
+    const Outcome outcome = run_job(job);
+    EXPECT_EQ(outcome.out,
+              "cmd=get_result rc=-1 msg=key_elsewhere_not_found value=unknown\n"
+              "cmd=barrier_out\n"
+              "cmd=get_result rc=0 msg=success value=from-node-1\n");
+    EXPECT_EQ(outcome.err, "");
+    EXPECT_EQ(outcome.exit_code, 0);
+}
+
 TEST(ShellPmi, ExitWithoutFinalizeWhilePeersRunFails) {
     Job job = sh_job({kInit + "exit 0", "sleep 30"});
     job.pmi = pmi_info(2);
