@@ -12,13 +12,12 @@
 #include <optional>
 #include <vector>
 
+#include "broker/job_id.h"
 #include "formats/idset.h"
 #include "formats/rset.h"
 #include "util/error.h"
 
 namespace gantry {
-
-using JobId = std::uint64_t;
 
 // What a job asks for, as `gantry submit` / `run` options spell it, with
 // flux's meaning: a task slot is `cores_per_task` cores and `gpus_per_task`

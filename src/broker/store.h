@@ -22,14 +22,11 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/job_id.h"
 #include "util/error.h"
 #include "util/json.h"
 
 namespace gantry {
-
-// A job's id: 1, 2, 3... in submit order, unique within the instance (the
-// scheduler's JobId, declared alike).
-using JobId = std::uint64_t;
 
 // The job states of Flux RFC 21 that gantry uses, in the order a job goes
 // through them. A job only moves forward; INACTIVE is its last state.
