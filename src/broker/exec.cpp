@@ -17,6 +17,7 @@
 
 #include "shell/cgroup.h"
 #include "shell/fd.h"
+#include "util/file.h"
 
 namespace gantry::broker {
 
@@ -38,16 +39,8 @@ Result<shell::Fd> header_file(const Json& header) {
     shell::Fd fd(::memfd_create("gantry-job", MFD_CLOEXEC));
     if (!fd)
         return system_error("memfd_create", errno);
-    const std::string text = to_compact(header);
-    std::size_t written = 0;
-    while (written < text.size()) {
-        const ssize_t n = ::write(fd.get(), text.data() + written, text.size() - written);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return system_error("writing the job's header", errno);
-        written += static_cast<std::size_t>(n);
-    }
+    if (const int error = write_all(fd.get(), to_compact(header)))
+        return system_error("writing the job's header", error);
     if (::lseek(fd.get(), 0, SEEK_SET) != 0)
         return system_error("lseek", errno);
     return fd;

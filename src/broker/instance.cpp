@@ -18,6 +18,7 @@
 
 #include "shell/clone_into.h"
 #include "topo/topology.h"
+#include "util/file.h"
 
 extern char** environ;
 
@@ -125,18 +126,6 @@ int exit_code_of(int wait_status) {
     if (WIFSIGNALED(wait_status))
         return 128 + WTERMSIG(wait_status);
     return 1;
-}
-
-// Writes all of `text` to `fd`, as a forked child may (no allocation).
-void write_all(int fd, std::string_view text) {
-    while (!text.empty()) {
-        const ssize_t n = ::write(fd, text.data(), text.size());
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        text.remove_prefix(static_cast<std::size_t>(n));
-    }
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ void JobManager::Impl::register_sched_methods() {
                 responder.error(urgency.error());
                 return;
             }
-            if (*urgency < 0 || *urgency > 31) {
+            if (*urgency < Jobspec::kUrgencyHold || *urgency > Jobspec::kUrgencyExpedite) {
                 responder.error(param_error(
                     request, "urgency " + std::to_string(*urgency) + " is not in 0-31"));
                 return;

@@ -286,7 +286,7 @@ Status Scheduler::add(const PendingJob& job) {
         return error(job_str(job.id) + " is already pending");
     if (running_.count(job.id))
         return error(job_str(job.id) + " is already running");
-    if (job.urgency < kUrgencyHold || job.urgency > kUrgencyExpedite)
+    if (job.urgency < Jobspec::kUrgencyHold || job.urgency > Jobspec::kUrgencyExpedite)
         return error("urgency " + std::to_string(job.urgency) + " is not in 0-31");
     if (auto status = feasible(job.request); !status)
         return status.error();
@@ -315,7 +315,7 @@ Status Scheduler::set_urgency(JobId id, int urgency) {
     auto it = pending_.find(id);
     if (it == pending_.end())
         return error(job_str(id) + " is not pending");
-    if (urgency < kUrgencyHold || urgency > kUrgencyExpedite)
+    if (urgency < Jobspec::kUrgencyHold || urgency > Jobspec::kUrgencyExpedite)
         return error("urgency " + std::to_string(urgency) + " is not in 0-31");
     auto queued = position(queue_, it->second);
     Queued moved = std::move(*queued);
@@ -344,7 +344,7 @@ const PendingJob* Scheduler::find_pending(JobId id) const {
 std::optional<double> Scheduler::next_begin_time(double now) const {
     std::optional<double> next;
     for (const Queued& queued : queue_)
-        if (queued.job.urgency != kUrgencyHold && queued.job.begin_time > now &&
+        if (queued.job.urgency != Jobspec::kUrgencyHold && queued.job.begin_time > now &&
             (!next || queued.job.begin_time < *next))
             next = queued.job.begin_time;
     return next;
@@ -432,7 +432,7 @@ std::vector<Allocation> Scheduler::schedule(double now) {
         const Queued& queued = queue_[i];
         std::uint8_t& shape_missed = missed[queued.shape];
         // A shape that missed pool_ did so at or after the head, so there is a head.
-        if (queued.job.urgency == kUrgencyHold || queued.job.begin_time > now ||
+        if (queued.job.urgency == Jobspec::kUrgencyHold || queued.job.begin_time > now ||
             (shape_missed & kMissed))
             continue;
         const Shape& shape = shapes_[queued.shape];

@@ -12,13 +12,13 @@
 #include <optional>
 #include <vector>
 
+#include "broker/job_id.h"
 #include "formats/idset.h"
+#include "formats/jobspec.h"
 #include "formats/rset.h"
 #include "util/error.h"
 
 namespace gantry {
-
-using JobId = std::uint64_t;
 
 // What a job asks for, as `gantry submit` / `run` options spell it, with
 // flux's meaning: a task slot is `cores_per_task` cores and `gpus_per_task`
@@ -34,16 +34,14 @@ struct Request {
     friend bool operator==(const Request&, const Request&) = default;
 };
 
-inline constexpr int kUrgencyHold = 0;  // never started until raised
-inline constexpr int kUrgencyDefault = 16;
-inline constexpr int kUrgencyExpedite = 31;  // ahead of every other urgency
-
 // A job waiting in the queue.
 struct PendingJob {
     JobId id = 0;
     Request request;
-    int urgency = kUrgencyDefault;  // 0..31
-    double begin_time = 0;          // not started before this time; 0: any time
+    // Jobspec::kUrgencyHold (never started until raised) to kUrgencyExpedite
+    // (ahead of every other urgency).
+    int urgency = Jobspec::kUrgencyDefault;
+    double begin_time = 0;  // not started before this time; 0: any time
 };
 
 // Resources given to a job.

@@ -226,7 +226,7 @@ Status check_time(double time) {
 }
 
 Status check_urgency(int urgency) {
-    if (urgency < 0 || urgency > 31)
+    if (urgency < Jobspec::kUrgencyHold || urgency > Jobspec::kUrgencyExpedite)
         return Error(kDomain, "urgency " + std::to_string(urgency) + " is not within 0-31");
     return {};
 }

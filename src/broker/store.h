@@ -22,14 +22,12 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/job_id.h"
+#include "formats/jobspec.h"
 #include "util/error.h"
 #include "util/json.h"
 
 namespace gantry {
-
-// A job's id: 1, 2, 3... in submit order, unique within the instance (the
-// scheduler's JobId, declared alike).
-using JobId = std::uint64_t;
 
 // The job states of Flux RFC 21 that gantry uses, in the order a job goes
 // through them. A job only moves forward; INACTIVE is its last state.
@@ -46,9 +44,9 @@ std::string_view to_string(OutputStream stream);  // "stdout", "stderr"
 struct NewJob {
     std::string jobspec;  // a JSON object, kept as given
     std::string name;
-    std::uint32_t owner = 0;  // the submitting user's uid
-    double submit_time = 0;   // epoch seconds
-    int urgency = 16;         // 0-31, 16 by default as in Flux
+    std::uint32_t owner = 0;                 // the submitting user's uid
+    double submit_time = 0;                  // epoch seconds
+    int urgency = Jobspec::kUrgencyDefault;  // 0-31, 16 as in Flux
     // Bound to the front end that submitted it (gantry run, alloc): the
     // submit event says so, and a restarted instance cancels it unstarted.
     bool interactive = false;
@@ -63,7 +61,7 @@ struct JobRecord {
     double submit_time = 0;
     JobState state = JobState::New;
     double state_time = 0;  // when the job entered `state`
-    int urgency = 16;
+    int urgency = Jobspec::kUrgencyDefault;
     std::optional<std::string> R;        // RFC 20, once allocated
     std::optional<std::string> taskmap;  // RFC 34, once mapped
     std::optional<int> exit_code;        // the job's result, once known

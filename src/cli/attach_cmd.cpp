@@ -23,6 +23,7 @@
 #include "cli/command.h"
 #include "cli/instance_client.h"
 #include "util/base64.h"
+#include "util/file.h"
 
 namespace gantry::cli {
 
@@ -127,18 +128,6 @@ private:
     int fds_[2] = {-1, -1};
     std::array<struct sigaction, kForwardedSignals.size()> previous_{};
 };
-
-// False when `fd` fails (EPIPE: its reader is gone).
-bool write_all(int fd, std::string_view bytes) {
-    while (!bytes.empty()) {
-        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-        if (n > 0)
-            bytes.remove_prefix(static_cast<std::size_t>(n));
-        else if (n == 0 || errno != EINTR)
-            return false;
-    }
-    return true;
-}
 
 // The signals that end a front end waiting for a pending job.
 bool ends_waiting(int signal) {
@@ -322,8 +311,8 @@ std::optional<int> Attachment::on_output(const Json& chunk) {
 
 void Attachment::write_output(int fd, std::string_view bytes) {
     if (output_closed_ && fd == STDOUT_FILENO)
-        return;  // the rest has nowhere to go
-    if (!write_all(fd, bytes) && errno == EPIPE)
+        return;                         // the rest has nowhere to go
+    if (write_all(fd, bytes) == EPIPE)  // its reader is gone
         output_closed();
 }
 

@@ -24,6 +24,7 @@
 #include "shell/shell.h"
 #include "shell/unbound.h"
 #include "topo/rank_topologies.h"
+#include "util/file.h"
 #include "util/json.h"
 
 namespace gantry::cli {
@@ -50,15 +51,7 @@ int report(const std::string& line) {
     std::string record;
     shell::records::append(record,
                            {shell::records::Record::Kind::Message, 0, 0, "gantry: " + line + "\n"});
-    std::size_t written = 0;
-    while (written < record.size()) {
-        const ssize_t n = ::write(kSupervisorFd, record.data() + written, record.size() - written);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        written += static_cast<std::size_t>(n);
-    }
+    write_all(kSupervisorFd, record);
     return kExitRuntime;
 }
 

@@ -58,5 +58,9 @@ void print_notes(const RunCommand& run);
 // hold (0), default (16) or expedite (31) as Flux names them; nullopt for
 // anything else.
 std::optional<int> urgency_of(std::string_view text);
+// The help of run, submit, alloc and urgency (and docs/) spell these numbers
+// out; this fails the build if Jobspec's constants change without them.
+static_assert(Jobspec::kUrgencyHold == 0 && Jobspec::kUrgencyDefault == 16 &&
+              Jobspec::kUrgencyExpedite == 31);
 
 }  // namespace gantry::cli

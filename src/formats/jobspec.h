@@ -39,7 +39,7 @@ struct Jobspec {
     struct EnvRule {
         enum class Kind { kSet, kRemove, kFile };  // keys "set", "remove", "file"
         Kind kind = Kind::kSet;
-        std::string text;  // NAME=VALUE or NAME, a glob, a path
+        std::string text;  // NAME=VALUE or NAME (the front end's value), a glob, a path
         friend bool operator==(const EnvRule&, const EnvRule&) = default;
     };
 

@@ -120,12 +120,12 @@ std::vector<std::string> Environment::entries() const {
 
 Status apply_rule(Environment& env, const EnvRule& rule, const Environment& origin) {
     switch (rule.kind) {
-        case EnvRule::Kind::Set:
+        case EnvRule::Kind::kSet:
             return apply_assignment(env, rule.text, origin, "--env");
-        case EnvRule::Kind::Remove:
+        case EnvRule::Kind::kRemove:
             env.remove_matching(rule.text);
             return {};
-        case EnvRule::Kind::File:
+        case EnvRule::Kind::kFile:
             return apply_file(env, rule.text, origin);
     }
     return {};

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/jobspec.h"
 #include "util/error.h"
 
 namespace gantry::shell {
@@ -39,13 +40,9 @@ private:
     std::map<std::string, std::string, std::less<>> variables_;
 };
 
-// One --env, --env-remove or --env-file, applied in command-line order.
-struct EnvRule {
-    enum class Kind { Set, Remove, File };
-    Kind kind = Kind::Set;
-    std::string text;  // NAME=VALUE or NAME (copy the front end's), a glob, a path
-    friend bool operator==(const EnvRule&, const EnvRule&) = default;
-};
+// One --env, --env-remove or --env-file, applied in command-line order: the
+// jobspec's own rule, so that a job's rules reach the shell as they are.
+using EnvRule = Jobspec::EnvRule;
 
 // Applies `rule` to `env`; `origin` is the front end's environment, where a
 // bare --env NAME takes its value. A file holds one NAME=VALUE per line,

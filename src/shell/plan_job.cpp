@@ -27,22 +27,12 @@ std::uint32_t nodes_with_tasks(const JobMap& map) {
     return static_cast<std::uint32_t>(std::count(used.begin(), used.end(), true));
 }
 
+// An app's env rules, an --env-file's path taken from attributes.cwd.
 std::vector<EnvRule> env_rules_of(const Jobspec& spec, const Jobspec::App& app) {
-    using Kind = Jobspec::EnvRule::Kind;
-    std::vector<EnvRule> rules;
-    rules.reserve(app.env.size());
-    for (const Jobspec::EnvRule& rule : app.env)
-        switch (rule.kind) {
-            case Kind::kSet:
-                rules.push_back({EnvRule::Kind::Set, rule.text});
-                break;
-            case Kind::kRemove:
-                rules.push_back({EnvRule::Kind::Remove, rule.text});
-                break;
-            case Kind::kFile:
-                rules.push_back({EnvRule::Kind::File, jobspec_path(spec, rule.text)});
-                break;
-        }
+    std::vector<EnvRule> rules = app.env;
+    for (EnvRule& rule : rules)
+        if (rule.kind == EnvRule::Kind::kFile)
+            rule.text = jobspec_path(spec, rule.text);
     return rules;
 }
 

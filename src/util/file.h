@@ -1,5 +1,6 @@
 // Files a user names on the command line (hostfiles, rankfiles, env files,
-// --input): read whole, or refused with the reason the system gives.
+// --input): read whole, or refused with the reason the system gives. And
+// the one loop that writes all of a buffer to a blocking descriptor.
 #pragma once
 
 #include <optional>
@@ -20,5 +21,10 @@ std::optional<std::string> unreadable_reason(const std::string& path);
 // name shown, when not `path` (a relative path as the user typed it).
 Result<std::string> read_named_file(std::string domain, std::string_view what,
                                     const std::string& path, std::string_view as_given = {});
+
+// Writes all of `bytes` to the blocking descriptor `fd`, again after EINTR
+// and after a partial write. Returns 0, or the errno of the failing write
+// (EIO if it wrote nothing). Allocates nothing: a forked child may call it.
+int write_all(int fd, std::string_view bytes);
 
 }  // namespace gantry

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "formats/jobspec.h"
+
 namespace gantry {
 namespace {
 
@@ -27,7 +29,8 @@ ResourceSet machine(int nodes = 4, int cores = 4, int gpus = 1) {
     return set;
 }
 
-PendingJob job(JobId id, Request request, int urgency = kUrgencyDefault, double begin = 0) {
+PendingJob job(JobId id, Request request, int urgency = Jobspec::kUrgencyDefault,
+               double begin = 0) {
     return {id, request, urgency, begin};
 }
 
@@ -236,9 +239,9 @@ TEST(Scheduler, UrgencyOrdersTheQueueAndZeroHolds) {
     Scheduler scheduler(machine());
     const Request whole{.ntasks = 16};
     ASSERT_TRUE(scheduler.add(job(1, whole)).ok());
-    ASSERT_TRUE(scheduler.add(job(2, whole, kUrgencyHold)).ok());
+    ASSERT_TRUE(scheduler.add(job(2, whole, Jobspec::kUrgencyHold)).ok());
     ASSERT_TRUE(scheduler.add(job(3, whole)).ok());
-    ASSERT_TRUE(scheduler.add(job(4, whole, kUrgencyExpedite)).ok());
+    ASSERT_TRUE(scheduler.add(job(4, whole, Jobspec::kUrgencyExpedite)).ok());
     ASSERT_TRUE(scheduler.add(job(5, whole, 20)).ok());
     EXPECT_EQ(ids(scheduler.pending()), "4,5,1,3,2");
     EXPECT_EQ(run(scheduler, 0), "4 rank[0-3]/core[0-3]");
@@ -254,12 +257,12 @@ TEST(Scheduler, UrgencyOrdersTheQueueAndZeroHolds) {
     // Held: never started, even on an idle machine, and never a head.
     EXPECT_EQ(run(scheduler, 4), "");
     EXPECT_EQ(reservation_str(scheduler), "none");
-    ASSERT_TRUE(scheduler.set_urgency(2, kUrgencyDefault).ok());
+    ASSERT_TRUE(scheduler.set_urgency(2, Jobspec::kUrgencyDefault).ok());
     EXPECT_EQ(run(scheduler, 5), "2 rank[0-3]/core[0-3]");
     // Equal urgency after a change keeps submit order.
     ASSERT_TRUE(scheduler.add(job(6, whole, 10)).ok());
     ASSERT_TRUE(scheduler.add(job(7, whole)).ok());
-    ASSERT_TRUE(scheduler.set_urgency(6, kUrgencyDefault).ok());
+    ASSERT_TRUE(scheduler.set_urgency(6, Jobspec::kUrgencyDefault).ok());
     EXPECT_EQ(ids(scheduler.pending()), "6,7");
     EXPECT_EQ(scheduler.set_urgency(6, 32).error().str(), "scheduler: urgency 32 is not in 0-31");
     EXPECT_EQ(scheduler.set_urgency(9, 1).error().str(), "scheduler: job 9 is not pending");
@@ -267,9 +270,9 @@ TEST(Scheduler, UrgencyOrdersTheQueueAndZeroHolds) {
 
 TEST(Scheduler, BeginTimeDefersAJobWithoutBlockingOthers) {
     Scheduler scheduler(machine());
-    ASSERT_TRUE(scheduler.add(job(1, {.ntasks = 16}, kUrgencyDefault, 500)).ok());
+    ASSERT_TRUE(scheduler.add(job(1, {.ntasks = 16}, Jobspec::kUrgencyDefault, 500)).ok());
     ASSERT_TRUE(scheduler.add(job(2, {.ntasks = 4, .time_limit = 1000})).ok());
-    ASSERT_TRUE(scheduler.add(job(3, {}, kUrgencyHold, 300)).ok());
+    ASSERT_TRUE(scheduler.add(job(3, {}, Jobspec::kUrgencyHold, 300)).ok());
     EXPECT_EQ(scheduler.next_begin_time(100), 500);
     EXPECT_EQ(run(scheduler, 100), "2 rank0/core[0-3]");
     EXPECT_EQ(reservation_str(scheduler), "none");

@@ -38,38 +38,39 @@ TEST(Environment, InheritedIsThisProcesssEnvironment) {
 
 TEST(Environment, RulesApplyInOrder) {
     using K = EnvRule::Kind;
-    EXPECT_EQ(applied({{K::Set, "A=1"}, {K::Set, "A=2=3"}}),
+    EXPECT_EQ(applied({{K::kSet, "A=1"}, {K::kSet, "A=2=3"}}),
               (Entries{"A=2=3", "HOME=/home/u", "OMP_X=1", "OMP_Y=2", "PATH=/bin"}));
-    EXPECT_EQ(applied({{K::Remove, "OMP_*"}}), (Entries{"HOME=/home/u", "PATH=/bin"}));
+    EXPECT_EQ(applied({{K::kRemove, "OMP_*"}}), (Entries{"HOME=/home/u", "PATH=/bin"}));
     // Remove everything, then bring back one variable by name, as with flux.
-    EXPECT_EQ(applied({{K::Remove, "*"}, {K::Set, "PATH"}, {K::Set, "NOPE"}}),
+    EXPECT_EQ(applied({{K::kRemove, "*"}, {K::kSet, "PATH"}, {K::kSet, "NOPE"}}),
               (Entries{"PATH=/bin"}));
-    EXPECT_EQ(applied({{K::Set, "OMP_X=9"}, {K::Remove, "OMP_?"}, {K::Set, "E="}}),
+    EXPECT_EQ(applied({{K::kSet, "OMP_X=9"}, {K::kRemove, "OMP_?"}, {K::kSet, "E="}}),
               (Entries{"E=", "HOME=/home/u", "PATH=/bin"}));
 }
 
 TEST(Environment, FileRules) {
     const std::string path =
         test::write_temp_file("env-file", "# settings\n\nA=1\nB=x y\nHOME=/tmp\n");
-    EXPECT_EQ(applied({{EnvRule::Kind::File, path}}),
+    EXPECT_EQ(applied({{EnvRule::Kind::kFile, path}}),
               (Entries{"A=1", "B=x y", "HOME=/tmp", "OMP_X=1", "OMP_Y=2", "PATH=/bin"}));
     const std::string bad = test::write_temp_file("env-file-bad", "A=1\n\nfoo\n");
-    EXPECT_EQ(error_of({EnvRule::Kind::File, bad}),
+    EXPECT_EQ(error_of({EnvRule::Kind::kFile, bad}),
               "run: --env-file: line 3 of \"" + bad + "\": no '=' in \"foo\"");
     const std::string bad_name = test::write_temp_file("env-file-name", "1A=1\n");
     EXPECT_EQ(
-        error_of({EnvRule::Kind::File, bad_name}),
+        error_of({EnvRule::Kind::kFile, bad_name}),
         "run: --env-file: line 1 of \"" + bad_name + "\": bad variable name \"1A\" in \"1A=1\"");
-    EXPECT_EQ(error_of({EnvRule::Kind::File, "/nonexistent/env"}),
+    EXPECT_EQ(error_of({EnvRule::Kind::kFile, "/nonexistent/env"}),
               "run: --env-file \"/nonexistent/env\": No such file or directory");
-    EXPECT_EQ(error_of({EnvRule::Kind::File, "/"}), "run: --env-file \"/\": Is a directory");
+    EXPECT_EQ(error_of({EnvRule::Kind::kFile, "/"}), "run: --env-file \"/\": Is a directory");
 }
 
 TEST(Environment, BadNames) {
-    EXPECT_EQ(error_of({EnvRule::Kind::Set, "=1"}), "run: --env: bad variable name \"\" in \"=1\"");
-    EXPECT_EQ(error_of({EnvRule::Kind::Set, "A-B=1"}),
+    EXPECT_EQ(error_of({EnvRule::Kind::kSet, "=1"}),
+              "run: --env: bad variable name \"\" in \"=1\"");
+    EXPECT_EQ(error_of({EnvRule::Kind::kSet, "A-B=1"}),
               "run: --env: bad variable name \"A-B\" in \"A-B=1\"");
-    EXPECT_EQ(error_of({EnvRule::Kind::Set, "_a9=1"}), "ok");
+    EXPECT_EQ(error_of({EnvRule::Kind::kSet, "_a9=1"}), "ok");
 }
 
 TEST(Environment, TaskVariables) {

@@ -87,13 +87,13 @@ TEST(LaunchSettings, FromTheJobspec) {
     const std::string dir = attributes.cwd;
     EXPECT_EQ(settings->job_id, "7");
     EXPECT_EQ(settings->env_rules,
-              (std::vector<EnvRule>{{EnvRule::Kind::Set, "A=1"}, {EnvRule::Kind::Remove, "X*"}}));
+              (std::vector<EnvRule>{{EnvRule::Kind::kSet, "A=1"}, {EnvRule::Kind::kRemove, "X*"}}));
     EXPECT_EQ(settings->cwd, dir);
     ASSERT_EQ(settings->apps.size(), 2u);
     EXPECT_EQ(settings->apps[0].env_rules, std::vector<EnvRule>{});
     EXPECT_EQ(settings->apps[0].cwd, "");
     EXPECT_EQ(settings->apps[1].env_rules,
-              (std::vector<EnvRule>{{EnvRule::Kind::File, dir + "/b.env"}}));
+              (std::vector<EnvRule>{{EnvRule::Kind::kFile, dir + "/b.env"}}));
     EXPECT_EQ(settings->apps[1].cwd, dir + "/sub");
     EXPECT_EQ(settings->input.source, Input::Source::Stdin);
     EXPECT_EQ(settings->input.ranks, *IdSet::parse("1,3"));
