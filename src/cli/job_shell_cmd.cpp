@@ -36,8 +36,8 @@ constexpr int kHeaderFd = 4;
 
 int report(const std::string& line) {
     std::string record;
-    shell::records::append(record,
-                           {shell::records::Record::Kind::Message, 0, 0, "gantry: " + line + "\n"});
+    shell::records::append(
+        record, {shell::records::Record::Kind::kMessage, 0, 0, "gantry: " + line + "\n"});
     write_all(kSupervisorFd, record);
     return kExitRuntime;
 }
