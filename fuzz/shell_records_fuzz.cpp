@@ -31,20 +31,20 @@ void require(bool condition) {
 }
 
 bool carries_bytes(const Record& record) {
-    return record.kind == Record::Kind::Stdout || record.kind == Record::Kind::Stderr ||
-           record.kind == Record::Kind::Message;
+    return record.kind == Record::Kind::kStdout || record.kind == Record::Kind::kStderr ||
+           record.kind == Record::Kind::kMessage;
 }
 
 void check_value(const Record& record) {
     require(record.bytes.size() <= kMaxLength);
     require(carries_bytes(record) || record.bytes.empty());
     require(record.wait_status >= 0);
-    require(record.kind == Record::Kind::Exit || record.wait_status == 0);
+    require(record.kind == Record::Kind::kExit || record.wait_status == 0);
 }
 
 void check_value(const Control& control) {
-    require(control.kind == Control::Kind::Signal ? control.signal >= 1 && control.signal <= 64
-                                                  : control.signal == 0);
+    require(control.kind == Control::Kind::kSignal ? control.signal >= 1 && control.signal <= 64
+                                                   : control.signal == 0);
 }
 
 // What a reader made of a stream.

@@ -230,12 +230,12 @@ ShellProcess::~ShellProcess() {
 
 void ShellProcess::signal(int number) {
     control_->write(shell::records::encode(
-        shell::records::Control{shell::records::Control::Kind::Signal, number}));
+        shell::records::Control{shell::records::Control::Kind::kSignal, number}));
 }
 
 void ShellProcess::terminate() {
     control_->write(
-        shell::records::encode(shell::records::Control{shell::records::Control::Kind::Terminate}));
+        shell::records::encode(shell::records::Control{shell::records::Control::Kind::kTerminate}));
 }
 
 Status ShellProcess::write_stdin(std::string_view bytes) {

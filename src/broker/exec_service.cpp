@@ -65,24 +65,24 @@ private:
         RankShell& shell = shells_[index];
         using Kind = shell::records::Record::Kind;
         switch (record.kind) {
-            case Kind::Stdout:
-            case Kind::Stderr:
-            case Kind::Message: {
-                const auto kind = record.kind == Kind::Stdout   ? ShellOutput::Kind::kStdout
-                                  : record.kind == Kind::Stderr ? ShellOutput::Kind::kStderr
-                                                                : ShellOutput::Kind::kMessage;
+            case Kind::kStdout:
+            case Kind::kStderr:
+            case Kind::kMessage: {
+                const auto kind = record.kind == Kind::kStdout   ? ShellOutput::Kind::kStdout
+                                  : record.kind == Kind::kStderr ? ShellOutput::Kind::kStderr
+                                                                 : ShellOutput::Kind::kMessage;
                 events_.output(
                     ShellOutput{job_, shell.rank, kind, record.rank, std::move(record.bytes)});
                 break;
             }
-            case Kind::Started:
+            case Kind::kStarted:
                 shell.started = true;
                 if (!started_ && all_shells([](const RankShell& s) { return s.started; })) {
                     started_ = true;
                     events_.started();
                 }
                 break;
-            case Kind::Exit:
+            case Kind::kExit:
                 events_.task_end(TaskEnd{job_, shell.rank, record.rank, record.wait_status});
                 break;
         }

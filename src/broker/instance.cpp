@@ -498,14 +498,7 @@ Result<std::string> start_daemon(InstanceOptions options) {
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     std::string answer;
-    char block[4096];
-    for (;;) {
-        const ssize_t n = ::read(ready[0], block, sizeof block);
-        if (n > 0)
-            answer.append(block, static_cast<std::size_t>(n));
-        else if (n == 0 || errno != EINTR)
-            break;
-    }
+    read_all(ready[0], answer);
     ::close(ready[0]);
     if (answer.starts_with("!"))
         return Error("", answer.substr(1));  // the daemon's Error, as one line

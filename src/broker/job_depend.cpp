@@ -54,7 +54,7 @@ void JobManager::Impl::resolve_dependencies(Active& job) {
         return;
     }
     post_event(job, "depend");
-    enter(job, JobState::Sched);
+    enter(job, JobState::kSched);
     queue(job);
 }
 
@@ -67,7 +67,7 @@ void JobManager::Impl::release_dependents(JobId ended) {
     dependents.erase(first, last);
     for (const JobId id : waiting) {
         const auto job = active.find(id);
-        if (job == active.end() || job->second.state != JobState::Depend)
+        if (job == active.end() || job->second.state != JobState::kDepend)
             continue;
         // Still listed under its other dependencies: forget those first.
         std::erase_if(dependents, [id](const auto& entry) { return entry.second == id; });
@@ -88,7 +88,7 @@ void JobManager::Impl::retry_dependencies_later() {
             return;
         for (const JobId id : std::exchange(depend_retry, {})) {
             const auto job = active.find(id);
-            if (job == active.end() || job->second.state != JobState::Depend)
+            if (job == active.end() || job->second.state != JobState::kDepend)
                 continue;
             std::erase_if(dependents, [id](const auto& entry) { return entry.second == id; });
             resolve_dependencies(job->second);

@@ -66,12 +66,12 @@ void JobManager::Impl::start(Active& job, const ResourceSet& R) {
     {
         auto transaction = store.transaction();
         check(store.append_event(job.id, epoch_seconds(), "alloc"));
-        check(store.set_state(job.id, JobState::Run, epoch_seconds()));
+        check(store.set_state(job.id, JobState::kRun, epoch_seconds()));
         check(store.set_R(job.id, R.encode()));
         if (transaction)
             check(transaction->commit());
     }
-    job.state = JobState::Run;
+    job.state = JobState::kRun;
     touch(job.id);
     job.pending_apps = job.spec.apps;
     if (auto started = exec(job); !started)
@@ -156,9 +156,9 @@ void JobManager::Impl::show_display(const Active& job, const Jobspec& placed, co
     const DisplayOutput output =
         display_output(placed, map, DisplayOptions{"gantry@" + std::to_string(job.id)});
     if (auto written = shell::write_display_files(output); written)
-        check(store.append_output(job.id, OutputStream::Stdout, kShellRank, output.text));
+        check(store.append_output(job.id, OutputStream::kStdout, kShellRank, output.text));
     else
-        check(store.append_output(job.id, OutputStream::Stderr, kShellRank,
+        check(store.append_output(job.id, OutputStream::kStderr, kShellRank,
                                   "gantry: " + written.error().str() + "\n"));
 }
 
@@ -170,12 +170,12 @@ void JobManager::Impl::on_output(JobId id, std::uint32_t first_rank, const Shell
         case ShellOutput::Kind::kStderr:
             check(store.append_output(id,
                                       output.kind == ShellOutput::Kind::kStdout
-                                          ? OutputStream::Stdout
-                                          : OutputStream::Stderr,
+                                          ? OutputStream::kStdout
+                                          : OutputStream::kStderr,
                                       first_rank + output.task_rank, output.bytes));
             break;
         case ShellOutput::Kind::kMessage:
-            check(store.append_output(id, OutputStream::Stderr, kShellRank, output.bytes));
+            check(store.append_output(id, OutputStream::kStderr, kShellRank, output.bytes));
             break;
     }
     touch(id);
@@ -221,11 +221,11 @@ void JobManager::Impl::finish(Active& job) {
                                      {{"status", *job.finish_status}}));
             check(store.set_exit_code(job.id, shell::exit_code_of(*job.finish_status)));
         }
-        check(store.set_state(job.id, JobState::Cleanup, epoch_seconds()));
+        check(store.set_state(job.id, JobState::kCleanup, epoch_seconds()));
         if (transaction)
             check(transaction->commit());
     }
-    job.state = JobState::Cleanup;
+    job.state = JobState::kCleanup;
     clean_up(job);
 }
 
@@ -243,9 +243,9 @@ void JobManager::Impl::clean_up(Active& job) {
     if (job.lost_R)
         check(store.append_event(job.id, epoch_seconds(), "release",
                                  {{"ranks", "all"}, {"final", true}}));
-    check(store.set_state(job.id, JobState::Cleanup, epoch_seconds()));
+    check(store.set_state(job.id, JobState::kCleanup, epoch_seconds()));
     check(store.append_event(job.id, epoch_seconds(), "clean"));
-    check(store.set_state(job.id, JobState::Inactive, epoch_seconds()));
+    check(store.set_state(job.id, JobState::kInactive, epoch_seconds()));
     if (transaction)
         check(transaction->commit());
     const JobId id = job.id;

@@ -85,7 +85,7 @@ struct JobManager::Impl {
     struct Active {
         JobId id = 0;
         Jobspec spec;
-        JobState state = JobState::New;
+        JobState state = JobState::kNew;
         std::uint32_t owner = 0;
         std::optional<ResourceSet> R;  // once allocated (or grown)
         bool in_scheduler = false;     // queued or holding R there

@@ -20,7 +20,7 @@ Result<JobId> JobManager::Impl::create_program(const std::string& name, const Pe
     job.manual = true;
     post_event(job, "depend");
     post_event(job, "alloc");
-    enter(job, JobState::Run);
+    enter(job, JobState::kRun);
     return *id;
 }
 

@@ -104,7 +104,7 @@ Result<JobId> JobManager::Impl::submit(const Json& document, const Peer& peer, b
     job.spec = std::move(*spec);
     job.owner = peer.uid;
     job.interactive = interactive;
-    enter(job, JobState::Depend);
+    enter(job, JobState::kDepend);
     touch(job.id);
     resolve_dependencies(job);
     return *id;

@@ -61,8 +61,8 @@ Status JobManager::Impl::restore() {
         auto spec = Jobspec::parse(record->jobspec);
         if (spec)
             job.spec = std::move(*spec);
-        if (job.state == JobState::Run || job.state == JobState::Cleanup || !spec) {
-            job.lost_R = job.state == JobState::Run || job.state == JobState::Cleanup;
+        if (job.state == JobState::kRun || job.state == JobState::kCleanup || !spec) {
+            job.lost_R = job.state == JobState::kRun || job.state == JobState::kCleanup;
             raise(job, "lost",
                   spec || job.lost_R ? "the broker ended while the job ran"
                                      : "its jobspec cannot be read: " + spec.error().str());
@@ -72,11 +72,11 @@ Status JobManager::Impl::restore() {
             raise(job, "cancel", kFrontEndGone);
             continue;
         }
-        if (job.state == JobState::Sched) {
+        if (job.state == JobState::kSched) {
             queue(job);
             continue;
         }
-        enter(job, JobState::Depend);
+        enter(job, JobState::kDepend);
         resolve_dependencies(job);
     }
     return {};
@@ -134,12 +134,12 @@ JobManager::~JobManager() = default;
 JobCounts JobManager::counts() const {
     JobCounts counts;
     for (const auto& [id, job] : impl_->active) {
-        if (job.state == JobState::Run || job.state == JobState::Cleanup)
+        if (job.state == JobState::kRun || job.state == JobState::kCleanup)
             ++counts.running;
         else
             ++counts.pending;
     }
-    if (auto inactive = impl_->store.count({{JobState::Inactive}}))
+    if (auto inactive = impl_->store.count({{JobState::kInactive}}))
         counts.inactive = *inactive;
     return counts;
 }

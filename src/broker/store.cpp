@@ -233,9 +233,9 @@ Status check_urgency(int urgency) {
 
 std::optional<OutputStream> parse_stream(std::string_view name) {
     if (name == "stdout")
-        return OutputStream::Stdout;
+        return OutputStream::kStdout;
     if (name == "stderr")
-        return OutputStream::Stderr;
+        return OutputStream::kStderr;
     return std::nullopt;
 }
 
@@ -243,32 +243,32 @@ std::optional<OutputStream> parse_stream(std::string_view name) {
 
 std::string_view to_string(JobState state) {
     switch (state) {
-        case JobState::New:
+        case JobState::kNew:
             return "NEW";
-        case JobState::Depend:
+        case JobState::kDepend:
             return "DEPEND";
-        case JobState::Sched:
+        case JobState::kSched:
             return "SCHED";
-        case JobState::Run:
+        case JobState::kRun:
             return "RUN";
-        case JobState::Cleanup:
+        case JobState::kCleanup:
             return "CLEANUP";
-        case JobState::Inactive:
+        case JobState::kInactive:
             return "INACTIVE";
     }
     return "?";
 }
 
 std::optional<JobState> parse_job_state(std::string_view name) {
-    for (const JobState state : {JobState::New, JobState::Depend, JobState::Sched, JobState::Run,
-                                 JobState::Cleanup, JobState::Inactive})
+    for (const JobState state : {JobState::kNew, JobState::kDepend, JobState::kSched,
+                                 JobState::kRun, JobState::kCleanup, JobState::kInactive})
         if (to_string(state) == name)
             return state;
     return std::nullopt;
 }
 
 std::string_view to_string(OutputStream stream) {
-    return stream == OutputStream::Stdout ? "stdout" : "stderr";
+    return stream == OutputStream::kStdout ? "stdout" : "stderr";
 }
 
 struct Store::Impl {
@@ -689,7 +689,7 @@ Status Store::set_state(JobId id, JobState state, double time) {
             return current.error();
         if (*current == state)
             return {};
-        if (*current == JobState::Inactive)
+        if (*current == JobState::kInactive)
             return Error(kDomain, job_name(id) + " is INACTIVE: its state cannot change to " +
                                       std::string(to_string(state)));
         if (state < *current)
@@ -805,7 +805,7 @@ Status Store::purge(JobId id) {
         const Result<JobState> state = impl_->state_of(what, id);
         if (!state)
             return state.error();
-        if (*state != JobState::Inactive)
+        if (*state != JobState::kInactive)
             return Error(kDomain, job_name(id) + " is " + std::string(to_string(*state)) +
                                       ": only INACTIVE jobs are purged");
         Result<Query> remove = impl_->query(what, "DELETE FROM jobs WHERE id = ?");

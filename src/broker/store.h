@@ -31,12 +31,12 @@ namespace gantry {
 
 // The job states of Flux RFC 21 that gantry uses, in the order a job goes
 // through them. A job only moves forward; INACTIVE is its last state.
-enum class JobState { New, Depend, Sched, Run, Cleanup, Inactive };
+enum class JobState { kNew, kDepend, kSched, kRun, kCleanup, kInactive };
 
 std::string_view to_string(JobState state);  // "NEW", ..., "INACTIVE"
 std::optional<JobState> parse_job_state(std::string_view name);
 
-enum class OutputStream { Stdout, Stderr };
+enum class OutputStream { kStdout, kStderr };
 
 std::string_view to_string(OutputStream stream);  // "stdout", "stderr"
 
@@ -59,7 +59,7 @@ struct JobRecord {
     std::string name;
     std::uint32_t owner = 0;
     double submit_time = 0;
-    JobState state = JobState::New;
+    JobState state = JobState::kNew;
     double state_time = 0;  // when the job entered `state`
     int urgency = Jobspec::kUrgencyDefault;
     std::optional<std::string> R;        // RFC 20, once allocated
@@ -81,7 +81,7 @@ struct JobEvent {
 // over both streams and all tasks, in the order they were appended.
 struct OutputChunk {
     std::uint64_t seq = 0;
-    OutputStream stream = OutputStream::Stdout;
+    OutputStream stream = OutputStream::kStdout;
     std::uint32_t rank = 0;
     std::string bytes;  // as written: NUL bytes and invalid UTF-8 included
     friend bool operator==(const OutputChunk&, const OutputChunk&) = default;

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <iostream>
 
+#include "util/file.h"
+
 namespace gantry::cli {
 
 int fail(const Error& error) {
@@ -399,14 +401,7 @@ std::string read_stdin() {
     // read(2) in large blocks: std::cin synchronised with stdio reads a byte
     // at a time, which costs more than parsing a million-task map.
     std::string text;
-    char block[1 << 16];
-    for (;;) {
-        const ssize_t n = ::read(STDIN_FILENO, block, sizeof block);
-        if (n > 0)
-            text.append(block, static_cast<std::size_t>(n));
-        else if (n == 0 || errno != EINTR)
-            break;
-    }
+    read_all(STDIN_FILENO, text);
     return text;
 }
 

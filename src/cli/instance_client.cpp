@@ -98,10 +98,10 @@ int waiting_failure(const overlay::Client& client, const Error& error,
 Result<std::vector<std::string>> job_states_of(std::string_view domain, std::string_view option,
                                                std::string_view text) {
     static const std::map<std::string, std::vector<JobState>, std::less<>> kGroups = {
-        {"pending", {JobState::New, JobState::Depend, JobState::Sched}},
-        {"running", {JobState::Run, JobState::Cleanup}},
+        {"pending", {JobState::kNew, JobState::kDepend, JobState::kSched}},
+        {"running", {JobState::kRun, JobState::kCleanup}},
         {"active",
-         {JobState::New, JobState::Depend, JobState::Sched, JobState::Run, JobState::Cleanup}},
+         {JobState::kNew, JobState::kDepend, JobState::kSched, JobState::kRun, JobState::kCleanup}},
     };
     const auto with_case = [](std::string_view word, int (*to)(int)) {
         std::string changed(word);

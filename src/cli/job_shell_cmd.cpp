@@ -34,23 +34,10 @@ namespace {
 constexpr int kSupervisorFd = 3;
 constexpr int kHeaderFd = 4;
 
-std::string read_all(int fd) {
-    std::string text;
-    char block[65536];
-    for (;;) {
-        const ssize_t n = ::read(fd, block, sizeof block);
-        if (n > 0)
-            text.append(block, static_cast<std::size_t>(n));
-        else if (n == 0 || errno != EINTR)
-            break;
-    }
-    return text;
-}
-
 int report(const std::string& line) {
     std::string record;
-    shell::records::append(record,
-                           {shell::records::Record::Kind::Message, 0, 0, "gantry: " + line + "\n"});
+    shell::records::append(
+        record, {shell::records::Record::Kind::kMessage, 0, 0, "gantry: " + line + "\n"});
     write_all(kSupervisorFd, record);
     return kExitRuntime;
 }
@@ -74,7 +61,9 @@ Result<std::size_t> node_of_rank(const Json& header, const ResourceSet& R) {
 }  // namespace
 
 int job_shell_main(int, char**) {
-    auto header = parse_json("job-shell", read_all(kHeaderFd));
+    std::string header_text;
+    read_all(kHeaderFd, header_text);  // on a failing read, what came before it
+    auto header = parse_json("job-shell", header_text);
     ::close(kHeaderFd);
     if (!header || !header->is_object())
         return report(header ? "job-shell: the header is not an object" : header.error().str());

@@ -230,17 +230,17 @@ std::string state_abbreviation(const Json& summary) {
     if (!state)
         return "?";
     switch (*state) {
-        case JobState::New:
+        case JobState::kNew:
             return "N";
-        case JobState::Depend:
+        case JobState::kDepend:
             return "D";
-        case JobState::Sched:
+        case JobState::kSched:
             return "S";
-        case JobState::Run:
+        case JobState::kRun:
             return "R";
-        case JobState::Cleanup:
+        case JobState::kCleanup:
             return "C";
-        case JobState::Inactive:
+        case JobState::kInactive:
             break;
     }
     switch (result_of(summary)) {
@@ -262,7 +262,7 @@ std::string ntasks_text(const Json& summary) {
 }
 
 bool is_inactive(const Json& summary) {
-    return string_field(summary, "state") == to_string(JobState::Inactive);
+    return string_field(summary, "state") == to_string(JobState::kInactive);
 }
 
 // The TIME column: an active job's time in its state, an inactive one's

@@ -873,44 +873,44 @@ Hostlist Hostlist::combine(const Hostlist& a, const Hostlist& b, int keep) {
         if (order < 0) {
             const std::uint64_t end =
                 shape ? std::min(x.hi, y.lo - 1) : last_before(x, y_name, false);
-            emit(Keep::a_only, x, x.lo, end);
+            emit(Keep::kAOnly, x, x.lo, end);
             advance(x, i, left, end);
         } else if (order > 0) {
             const std::uint64_t end =
                 shape ? std::min(y.hi, x.lo - 1) : last_before(y, x_name, false);
-            emit(Keep::b_only, y, y.lo, end);
+            emit(Keep::kBOnly, y, y.lo, end);
             advance(y, j, right, end);
         } else {
             const std::uint64_t x_end = shape ? std::min(x.hi, y.hi) : x.lo;
             const std::uint64_t y_end = shape ? x_end : y.lo;
-            emit(Keep::both, x, x.lo, x_end);
+            emit(Keep::kBoth, x, x.lo, x_end);
             advance(x, i, left, x_end);
             advance(y, j, right, y_end);
         }
     }
     for (; i < left.size(); advance(x, i, left, x.hi))
-        emit(Keep::a_only, x, x.lo, x.hi);
+        emit(Keep::kAOnly, x, x.lo, x.hi);
     for (; j < right.size(); advance(y, j, right, y.hi))
-        emit(Keep::b_only, y, y.lo, y.hi);
+        emit(Keep::kBOnly, y, y.lo, y.hi);
     return out;
 }
 
 Hostlist Hostlist::set_union(const Hostlist& a, const Hostlist& b) {
     return combine(a, b,
-                   static_cast<int>(Keep::a_only) | static_cast<int>(Keep::b_only) |
-                       static_cast<int>(Keep::both));
+                   static_cast<int>(Keep::kAOnly) | static_cast<int>(Keep::kBOnly) |
+                       static_cast<int>(Keep::kBoth));
 }
 
 Hostlist Hostlist::set_intersection(const Hostlist& a, const Hostlist& b) {
-    return combine(a, b, static_cast<int>(Keep::both));
+    return combine(a, b, static_cast<int>(Keep::kBoth));
 }
 
 Hostlist Hostlist::set_difference(const Hostlist& a, const Hostlist& b) {
-    return combine(a, b, static_cast<int>(Keep::a_only));
+    return combine(a, b, static_cast<int>(Keep::kAOnly));
 }
 
 Hostlist Hostlist::set_xor(const Hostlist& a, const Hostlist& b) {
-    return combine(a, b, static_cast<int>(Keep::a_only) | static_cast<int>(Keep::b_only));
+    return combine(a, b, static_cast<int>(Keep::kAOnly) | static_cast<int>(Keep::kBOnly));
 }
 
 bool operator==(const Hostlist& a, const Hostlist& b) {

@@ -87,7 +87,7 @@ public:
 private:
     void append_run(Run run);  // merges into the last run when it continues it
     static std::vector<Run> sorted(const std::vector<Run>& runs, bool unique);
-    enum class Keep { a_only = 1, b_only = 2, both = 4 };
+    enum class Keep { kAOnly = 1, kBOnly = 2, kBoth = 4 };
     static Hostlist combine(const Hostlist& a, const Hostlist& b, int keep);
 
     std::vector<Run> runs_;

@@ -18,13 +18,13 @@ constexpr int kChunksPerTurn = 16;
 
 Result<std::unique_ptr<InputFeeder>> InputFeeder::open(asio::io_context& loop, const Input& input) {
     IoFd source;
-    if (input.source == Input::Source::File) {
+    if (input.source == Input::Source::kFile) {
         Fd file(::open(input.file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
         if (!file)
             return Error("--input",
                          "cannot open " + quote(input.file) + ": " + std::strerror(errno));
         source = opened_file(std::move(file));
-    } else if (input.source == Input::Source::Stdin) {
+    } else if (input.source == Input::Source::kStdin) {
         source = readable_stdio(0);
     }
     return std::unique_ptr<InputFeeder>(new InputFeeder(loop, std::move(source)));
@@ -98,7 +98,7 @@ void InputFeeder::read_chunks() {
 
 void InputFeeder::wait_readable() {
     if (!readable_) {
-        auto readiness = Readiness::watch(loop_, source_.fd, Readiness::Direction::Read);
+        auto readiness = Readiness::watch(loop_, source_.fd, Readiness::Direction::kRead);
         if (!readiness) {
             end_of_input();
             return;

@@ -25,7 +25,7 @@ namespace gantry::shell {
 // At end of input every receiver's pipe is closed: the tasks see end of file.
 class InputFeeder {
 public:
-    // Opens the shell's fd 0 (Input::Source::Stdin) or Input::file. Errors:
+    // Opens the shell's fd 0 (Input::Source::kStdin) or Input::file. Errors:
     // `--input: cannot open "x": No such file or directory`.
     static Result<std::unique_ptr<InputFeeder>> open(asio::io_context& loop, const Input& input);
 

@@ -21,18 +21,18 @@ Fd reopen(int fd, int access) {
 IoFd stdio(int fd, int access) {
     struct stat st;
     if (::fstat(fd, &st) != 0)
-        return {Fd(), -1, IoMode::Closed};
+        return {Fd(), -1, IoMode::kClosed};
     if (S_ISREG(st.st_mode))
-        return {Fd(), fd, IoMode::File};
+        return {Fd(), fd, IoMode::kFile};
     if (S_ISSOCK(st.st_mode))
-        return {Fd(), fd, IoMode::Socket};
+        return {Fd(), fd, IoMode::kSocket};
     if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
         if (Fd own = reopen(fd, access)) {
             const int number = own.get();
-            return {std::move(own), number, IoMode::Nonblocking};
+            return {std::move(own), number, IoMode::kNonblocking};
         }
     }
-    return {Fd(), fd, IoMode::Blocking};
+    return {Fd(), fd, IoMode::kBlocking};
 }
 
 }  // namespace
@@ -41,13 +41,13 @@ IoFd opened_file(Fd file) {
     struct stat st;
     if (::fstat(file.get(), &st) == 0 && S_ISREG(st.st_mode)) {
         const int number = file.get();
-        return {std::move(file), number, IoMode::File};
+        return {std::move(file), number, IoMode::kFile};
     }
     // The shell opened this description itself: O_NONBLOCK on it is ours to set.
     const int flags = ::fcntl(file.get(), F_GETFL);
     const bool nonblocking = flags >= 0 && ::fcntl(file.get(), F_SETFL, flags | O_NONBLOCK) == 0;
     const int number = file.get();
-    return {std::move(file), number, nonblocking ? IoMode::Nonblocking : IoMode::Blocking};
+    return {std::move(file), number, nonblocking ? IoMode::kNonblocking : IoMode::kBlocking};
 }
 
 IoFd writable_stdio(int fd) {
@@ -66,11 +66,11 @@ bool same_file(int a, int b) {
 
 ssize_t read_some(const IoFd& io, char* buffer, std::size_t size) {
     switch (io.mode) {
-        case IoMode::Closed:
+        case IoMode::kClosed:
             return 0;
-        case IoMode::Socket:
+        case IoMode::kSocket:
             return ::recv(io.fd, buffer, size, MSG_DONTWAIT);
-        case IoMode::Blocking: {
+        case IoMode::kBlocking: {
             // One read after poll reports input does not block.
             pollfd ready{io.fd, POLLIN, 0};
             if (::poll(&ready, 1, 0) == 0) {
@@ -79,8 +79,8 @@ ssize_t read_some(const IoFd& io, char* buffer, std::size_t size) {
             }
             return ::read(io.fd, buffer, size);
         }
-        case IoMode::Nonblocking:
-        case IoMode::File:
+        case IoMode::kNonblocking:
+        case IoMode::kFile:
             break;
     }
     return ::read(io.fd, buffer, size);
@@ -88,13 +88,13 @@ ssize_t read_some(const IoFd& io, char* buffer, std::size_t size) {
 
 ssize_t write_some(const IoFd& io, const char* bytes, std::size_t size) {
     switch (io.mode) {
-        case IoMode::Closed:
+        case IoMode::kClosed:
             return static_cast<ssize_t>(size);
-        case IoMode::Socket:
+        case IoMode::kSocket:
             return ::send(io.fd, bytes, size, MSG_DONTWAIT | MSG_NOSIGNAL);
-        case IoMode::Nonblocking:
-        case IoMode::File:
-        case IoMode::Blocking:
+        case IoMode::kNonblocking:
+        case IoMode::kFile:
+        case IoMode::kBlocking:
             break;
     }
     return ::write(io.fd, bytes, size);

@@ -15,23 +15,23 @@ namespace gantry::shell {
 enum class IoMode {
     // A file description of the shell's own with O_NONBLOCK: a pipe, FIFO,
     // terminal or device reopened through /proc/self/fd/N.
-    Nonblocking,
+    kNonblocking,
     // A socket: every call says MSG_DONTWAIT, the description is untouched.
-    Socket,
+    kSocket,
     // A regular file: never blocks; used as is, keeping its offset and
     // append mode (a reopened description would lose them).
-    File,
+    kFile,
     // Reopening failed: reads wait for readiness first, writes may block.
-    Blocking,
+    kBlocking,
     // Nothing there (the descriptor is closed): reads see end of file,
     // writes are dropped.
-    Closed,
+    kClosed,
 };
 
 struct IoFd {
     Fd owned;     // set when the shell opened or reopened the file
     int fd = -1;  // what to read or write
-    IoMode mode = IoMode::Closed;
+    IoMode mode = IoMode::kClosed;
 };
 
 // The shell's descriptor `fd` (1 or 2) made ready for writing, or fd 0 for reading.
@@ -44,7 +44,7 @@ IoFd opened_file(Fd file);
 // file): then one queue must serve both, or their lines could mix.
 bool same_file(int a, int b);
 
-// One read or write that does not block (modes other than Blocking for
+// One read or write that does not block (modes other than kBlocking for
 // writes): the byte count, or -1 with errno (EAGAIN when it would block).
 ssize_t read_some(const IoFd& io, char* buffer, std::size_t size);
 ssize_t write_some(const IoFd& io, const char* bytes, std::size_t size);

@@ -25,16 +25,9 @@ FileText file_text_at(const std::string& path) {
     if (!fd)
         return FileText{{}, std::strerror(errno)};
     FileText file;
-    char block[1 << 16];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), block, sizeof block);
-        if (n > 0)
-            file.text.append(block, static_cast<std::size_t>(n));
-        else if (n == 0)
-            return file;
-        else if (errno != EINTR)
-            return FileText{{}, std::strerror(errno)};
-    }
+    if (const int error = read_all(fd.get(), file.text))
+        return FileText{{}, std::strerror(error)};
+    return file;
 }
 
 bool names_hosts(const Jobspec& spec) {

@@ -123,7 +123,7 @@ Result<Input> input_of(const Jobspec& spec, std::uint32_t size) {
         return Error(std::string(kDomain),
                      "--input " + quote(value) + ": " + *reason +
                          " (--input takes all, ranks such as 0-3, or a readable file)");
-    input.source = Input::Source::File;
+    input.source = Input::Source::kFile;
     input.file = std::move(file);
     return input;
 }

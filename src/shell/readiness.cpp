@@ -13,7 +13,7 @@ Result<Readiness> Readiness::watch(asio::io_context& loop, int fd, Direction dir
     if (!epoll)
         return system_error("cannot create an epoll instance", errno);
     epoll_event event{};
-    event.events = direction == Direction::Read ? EPOLLIN : EPOLLOUT;
+    event.events = direction == Direction::kRead ? EPOLLIN : EPOLLOUT;
     event.data.fd = fd;
     if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &event) != 0)
         return system_error("cannot wait for descriptor " + std::to_string(fd), errno);

@@ -18,7 +18,7 @@ namespace gantry::shell {
 
 class Readiness {
 public:
-    enum class Direction { Read, Write };
+    enum class Direction { kRead, kWrite };
 
     // Errors: the descriptor cannot be polled (a regular file, a closed fd).
     static Result<Readiness> watch(asio::io_context& loop, int fd, Direction direction);

@@ -62,15 +62,15 @@ Result<std::optional<std::string_view>> first_line(std::string_view pending, std
 
 std::string_view keyword(Record::Kind kind) {
     switch (kind) {
-        case Record::Kind::Stdout:
+        case Record::Kind::kStdout:
             return "out";
-        case Record::Kind::Stderr:
+        case Record::Kind::kStderr:
             return "err";
-        case Record::Kind::Message:
+        case Record::Kind::kMessage:
             return "msg";
-        case Record::Kind::Started:
+        case Record::Kind::kStarted:
             return "started";
-        case Record::Kind::Exit:
+        case Record::Kind::kExit:
             return "exit";
     }
     return "";
@@ -92,23 +92,23 @@ std::optional<Header> parse_header(std::string_view line) {
         const auto length = parse_number(fields[2], UINT64_MAX);
         if (!rank || !length)
             return std::nullopt;
-        header.record.kind = kind == "out" ? Record::Kind::Stdout : Record::Kind::Stderr;
+        header.record.kind = kind == "out" ? Record::Kind::kStdout : Record::Kind::kStderr;
         header.record.rank = static_cast<std::uint32_t>(*rank);
         header.length = *length;
     } else if (kind == "msg" && fields.size() == 2) {
         const auto length = parse_number(fields[1], UINT64_MAX);
         if (!length)
             return std::nullopt;
-        header.record.kind = Record::Kind::Message;
+        header.record.kind = Record::Kind::kMessage;
         header.length = *length;
     } else if (kind == "started" && fields.size() == 1) {
-        header.record.kind = Record::Kind::Started;
+        header.record.kind = Record::Kind::kStarted;
     } else if (kind == "exit" && fields.size() == 3) {
         const auto rank = parse_number(fields[1], UINT32_MAX);
         const auto status = parse_number(fields[2], INT_MAX);
         if (!rank || !status)
             return std::nullopt;
-        header.record.kind = Record::Kind::Exit;
+        header.record.kind = Record::Kind::kExit;
         header.record.rank = static_cast<std::uint32_t>(*rank);
         header.record.wait_status = static_cast<int>(*status);
     } else {
@@ -120,11 +120,11 @@ std::optional<Header> parse_header(std::string_view line) {
 std::optional<Control> parse_control(std::string_view line) {
     const std::vector<std::string_view> fields = fields_of(line);
     if (fields[0] == "terminate" && fields.size() == 1)
-        return Control{Control::Kind::Terminate, 0};
+        return Control{Control::Kind::kTerminate, 0};
     if (fields[0] == "signal" && fields.size() == 2) {
         const auto signal = parse_number(fields[1], kMaxSignal);
         if (signal && *signal >= 1)
-            return Control{Control::Kind::Signal, static_cast<int>(*signal)};
+            return Control{Control::Kind::kSignal, static_cast<int>(*signal)};
     }
     return std::nullopt;
 }
@@ -133,7 +133,7 @@ std::optional<Control> parse_control(std::string_view line) {
 
 void append_header(std::string& out, Record::Kind kind, std::uint32_t rank, std::size_t length) {
     out.append(keyword(kind));
-    if (kind != Record::Kind::Message) {
+    if (kind != Record::Kind::kMessage) {
         out.push_back(' ');
         append_number(out, rank);
     }
@@ -144,16 +144,16 @@ void append_header(std::string& out, Record::Kind kind, std::uint32_t rank, std:
 
 void append(std::string& out, const Record& record) {
     switch (record.kind) {
-        case Record::Kind::Stdout:
-        case Record::Kind::Stderr:
-        case Record::Kind::Message:
+        case Record::Kind::kStdout:
+        case Record::Kind::kStderr:
+        case Record::Kind::kMessage:
             append_header(out, record.kind, record.rank, record.bytes.size());
             out.append(record.bytes);
             return;
-        case Record::Kind::Started:
+        case Record::Kind::kStarted:
             out.append("started\n");
             return;
-        case Record::Kind::Exit:
+        case Record::Kind::kExit:
             out.append("exit ");
             append_number(out, record.rank);
             out.push_back(' ');
@@ -170,7 +170,7 @@ std::string encode(const Record& record) {
 }
 
 std::string encode(const Control& control) {
-    if (control.kind == Control::Kind::Terminate)
+    if (control.kind == Control::Kind::kTerminate)
         return "terminate\n";
     std::string out = "signal ";
     append_number(out, static_cast<std::uint64_t>(control.signal));

@@ -37,11 +37,11 @@ inline constexpr std::size_t kMaxHeader = 32;
 inline constexpr int kMaxSignal = 64;
 
 struct Record {
-    enum class Kind { Stdout, Stderr, Message, Started, Exit };
-    Kind kind = Kind::Message;
-    std::uint32_t rank = 0;  // Stdout, Stderr, Exit
-    int wait_status = 0;     // Exit: as waitpid gave it, >= 0
-    std::string bytes{};     // Stdout, Stderr, Message: at most kMaxLength
+    enum class Kind { kStdout, kStderr, kMessage, kStarted, kExit };
+    Kind kind = Kind::kMessage;
+    std::uint32_t rank = 0;  // kStdout, kStderr, kExit
+    int wait_status = 0;     // kExit: as waitpid gave it, >= 0
+    std::string bytes{};     // kStdout, kStderr, kMessage: at most kMaxLength
 
     friend bool operator==(const Record&, const Record&) = default;
 };
@@ -49,15 +49,15 @@ struct Record {
 // Appends the record's header and bytes to `out`.
 void append(std::string& out, const Record& record);
 std::string encode(const Record& record);
-// Appends the header of an out, err or msg record (`kind` Stdout, Stderr or
-// Message; `rank` unused for Message) that `length` bytes will follow, for
+// Appends the header of an out, err or msg record (`kind` kStdout, kStderr or
+// kMessage; `rank` unused for kMessage) that `length` bytes will follow, for
 // writers that do not copy their bytes into a Record.
 void append_header(std::string& out, Record::Kind kind, std::uint32_t rank, std::size_t length);
 
 struct Control {
-    enum class Kind { Signal, Terminate };
-    Kind kind = Kind::Terminate;
-    int signal = 0;  // Signal: 1 to kMaxSignal
+    enum class Kind { kSignal, kTerminate };
+    Kind kind = Kind::kTerminate;
+    int signal = 0;  // kSignal: 1 to kMaxSignal
 
     friend bool operator==(const Control&, const Control&) = default;
 };

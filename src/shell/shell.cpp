@@ -174,7 +174,7 @@ bool is_socket(int fd) {
 // The supervisor's socket as the shell uses it: MSG_DONTWAIT on every call,
 // its flags untouched.
 IoFd supervisor_io(int fd) {
-    return IoFd{Fd(), fd, IoMode::Socket};
+    return IoFd{Fd(), fd, IoMode::kSocket};
 }
 
 // The job's PMI data, with what a caller left out made up from its tasks
@@ -417,7 +417,7 @@ int JobRun::run() {
         return kShellFailure;
     }
     sinks_ = std::move(*sinks);
-    if (job_.input.source != Input::Source::None &&
+    if (job_.input.source != Input::Source::kNone &&
         std::any_of(job_.tasks.begin(), job_.tasks.end(),
                     [this](const Task& task) { return receives_input(task); })) {
         auto input = InputFeeder::open(loop_, job_.input);
@@ -440,7 +440,7 @@ int JobRun::run() {
     const bool started = start_tasks(*paths, file_limit.original());
     starting_ = false;
     if (started)
-        send_record({.kind = records::Record::Kind::Started});
+        send_record({.kind = records::Record::Kind::kStarted});
     if (input_ && !killing_)
         input_->start();
     start_time_limit();
@@ -500,7 +500,7 @@ Status JobRun::check_soft_limits() const {
 }
 
 bool JobRun::receives_input(const Task& task) const {
-    return job_.input.source != Input::Source::None && job_.input.ranks.contains(task.rank);
+    return job_.input.source != Input::Source::kNone && job_.input.ranks.contains(task.rank);
 }
 
 // Waits for control messages on the supervisor's socket, and kills the job
@@ -508,7 +508,7 @@ bool JobRun::receives_input(const Task& task) const {
 Status JobRun::watch_supervisor() {
     if (!job_.supervisor_fd)
         return {};
-    auto readable = Readiness::watch(loop_, *job_.supervisor_fd, Readiness::Direction::Read);
+    auto readable = Readiness::watch(loop_, *job_.supervisor_fd, Readiness::Direction::kRead);
     if (!readable)
         return readable.error();
     supervisor_readable_.emplace(std::move(*readable));
@@ -585,7 +585,7 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
                           plumbing->task_err ? plumbing->task_err.get() : plumbing->task_out.get(),
                           plumbing->task_pmi.get()};
         const StartResult started = spawner.start(task, paths[i], fds);
-        if (started.failed != StartStep::None) {
+        if (started.failed != StartStep::kNone) {
             if (plumbing->receiver)
                 input_->drop(*plumbing->receiver);
             report_start_failure(task, started);
@@ -652,35 +652,35 @@ void JobRun::report_start_failure(const Task& task, const StartResult& start) {
     const std::string reason = std::strerror(start.error);
     const std::string who = "gantry: task " + task_name(task) + ": ";
     switch (start.failed) {
-        case StartStep::Exec:
+        case StartStep::kExec:
             fail(exit_code_of_start_error(start.error),
                  "gantry: " + app_name(task.app) + ": " + task.argv[0] + ": " + reason);
             return;
-        case StartStep::Clone:
+        case StartStep::kClone:
             fail(kShellFailure, who + "cannot start a process: " + reason);
             return;
-        case StartStep::Cgroup:
+        case StartStep::kCgroup:
             fail(kShellFailure, who + "cannot join the job's cgroup " +
                                     quote(containment_->cgroup_dir()) + ": " + reason);
             return;
-        case StartStep::Affinity:
+        case StartStep::kAffinity:
             fail(kShellFailure,
                  who + "cannot bind to cpus " + task.cpus_os.encode() + ": " + reason);
             return;
-        case StartStep::ProcessGroup:
+        case StartStep::kProcessGroup:
             fail(kShellFailure, who + "cannot make a process group: " + reason);
             return;
-        case StartStep::Stdio:
+        case StartStep::kStdio:
             fail(kShellFailure, who + "cannot set up stdin, stdout, stderr and PMI: " + reason);
             return;
-        case StartStep::Directory:
+        case StartStep::kDirectory:
             fail(kShellFailure,
                  who + "cannot change directory to " + quote(task.cwd) + ": " + reason);
             return;
-        case StartStep::Limit:
+        case StartStep::kLimit:
             fail(kShellFailure, who + "cannot set resource limits: " + reason);
             return;
-        case StartStep::None:
+        case StartStep::kNone:
             return;
     }
 }
@@ -976,10 +976,10 @@ void JobRun::obey_controls() {
 
 void JobRun::obey(const records::Control& control) {
     switch (control.kind) {
-        case records::Control::Kind::Signal:
+        case records::Control::Kind::kSignal:
             signal_tasks(control.signal);
             return;
-        case records::Control::Kind::Terminate:
+        case records::Control::Kind::kTerminate:
             terminate_job();
             return;
     }
@@ -1050,7 +1050,7 @@ void JobRun::task_exited(RunningTask& task, int wait_status) {
         input_->drop(*task.stdin_receiver);
     // After what its pipes held, before the messages its end causes.
     send_record(
-        {.kind = records::Record::Kind::Exit, .rank = task.task.rank, .wait_status = wait_status});
+        {.kind = records::Record::Kind::kExit, .rank = task.task.rank, .wait_status = wait_status});
 
     const std::uint32_t rank = task.task.rank;
     // Its peers would wait for it in a barrier forever.
@@ -1132,7 +1132,7 @@ void JobRun::print_error(const std::string& line) const {
         return;
     }
     write_fully(supervisor_io(*job_.supervisor_fd),
-                records::encode({.kind = records::Record::Kind::Message, .bytes = line + "\n"}));
+                records::encode({.kind = records::Record::Kind::kMessage, .bytes = line + "\n"}));
 }
 
 std::string JobRun::task_name(const Task& task) const {

@@ -32,9 +32,9 @@ struct Task {
 
 // Where stdin comes from and which ranks receive it (each the same bytes).
 struct Input {
-    enum class Source { Stdin, File, None };
-    Source source = Source::Stdin;
-    std::string file;        // Source::File
+    enum class Source { kStdin, kFile, kNone };
+    Source source = Source::kStdin;
+    std::string file;        // Source::kFile
     IdSet ranks = IdSet{0};  // receivers; every other task reads /dev/null
 };
 

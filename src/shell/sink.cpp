@@ -41,15 +41,15 @@ Sink::Sink(asio::io_context& loop, IoFd destination)
     : loop_(loop), destination_(std::move(destination)) {}
 
 void Sink::write(std::string_view bytes) {
-    if (dropped_ || bytes.empty() || destination_.mode == IoMode::Closed)
+    if (dropped_ || bytes.empty() || destination_.mode == IoMode::kClosed)
         return;
     if (queued() == 0) {
         while (!bytes.empty()) {
             const ssize_t n = write_some(destination_, bytes.data(), bytes.size());
             if (n >= 0) {
                 bytes.remove_prefix(static_cast<std::size_t>(n));
-            } else if (errno == EAGAIN && destination_.mode != IoMode::Blocking &&
-                       destination_.mode != IoMode::File) {
+            } else if (errno == EAGAIN && destination_.mode != IoMode::kBlocking &&
+                       destination_.mode != IoMode::kFile) {
                 break;  // the rest waits in the queue
             } else if (errno == EAGAIN) {
                 shell::wait_writable(destination_);  // someone set O_NONBLOCK on it
@@ -108,10 +108,10 @@ void Sink::wait_writable() {
     if (waiting_)
         return;
     if (!writable_) {
-        auto readiness = Readiness::watch(loop_, destination_.fd, Readiness::Direction::Write);
+        auto readiness = Readiness::watch(loop_, destination_.fd, Readiness::Direction::kWrite);
         if (!readiness) {
             // Not pollable after all: write what is queued the plain way.
-            destination_.mode = IoMode::Blocking;
+            destination_.mode = IoMode::kBlocking;
             flush();
             return;
         }
@@ -187,16 +187,17 @@ Result<std::unique_ptr<Sinks>> Sinks::open(asio::io_context& loop, const Job& jo
         list->reserve(tasks);
     for (const Task& task : job.tasks) {
         const TemplateValues values{job.id, task.rank, job.hostname};
-        Destination out = sinks->default_destination(records::Record::Kind::Stdout, task.rank);
+        Destination out = sinks->default_destination(records::Record::Kind::kStdout, task.rank);
         if (!output.output_template.empty()) {
             auto file = sinks->file("--output", expand_template(output.output_template, values));
             if (!file)
                 return file.error();
             out = Destination{*file, *file, false};
         }
-        Destination err = output.output_template.empty()
-                              ? sinks->default_destination(records::Record::Kind::Stderr, task.rank)
-                              : out;
+        Destination err =
+            output.output_template.empty()
+                ? sinks->default_destination(records::Record::Kind::kStderr, task.rank)
+                : out;
         if (!output.error_template.empty() && !output.merge_stderr) {
             auto file = sinks->file("--error", expand_template(output.error_template, values));
             if (!file)
@@ -264,15 +265,15 @@ void Sinks::open_terminals() {
 // The shell's stdout and stderr are not touched: everything the shell would
 // write there goes to the supervisor as records.
 void Sinks::open_supervisor(int fd) {
-    owned_.push_back(std::make_unique<Sink>(loop_, IoFd{Fd(), fd, IoMode::Socket}));
+    owned_.push_back(std::make_unique<Sink>(loop_, IoFd{Fd(), fd, IoMode::kSocket}));
     supervisor_ = owned_.back().get();
     messages_ =
-        &framing_.emplace_back(*supervisor_, records::Record::Kind::Message, 0, record_scratch_);
+        &framing_.emplace_back(*supervisor_, records::Record::Kind::kMessage, 0, record_scratch_);
 }
 
 Destination Sinks::default_destination(records::Record::Kind kind, std::uint32_t rank) {
     if (!supervisor_) {
-        Sink* terminal = kind == records::Record::Kind::Stdout ? stdout_ : stderr_;
+        Sink* terminal = kind == records::Record::Kind::kStdout ? stdout_ : stderr_;
         return Destination{terminal, terminal, false};
     }
     RecordWriter& framing = framing_.emplace_back(*supervisor_, kind, rank, record_scratch_);

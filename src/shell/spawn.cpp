@@ -84,31 +84,31 @@ struct ChildArgs {
     // Into the job's cgroup before anything else can start, and before the
     // descriptor could be overwritten by the task's stdio.
     if (args->cgroup_procs >= 0 && syscall(SYS_write, args->cgroup_procs, "0", 1) != 1)
-        return child_failed(args, StartStep::Cgroup);
+        return child_failed(args, StartStep::kCgroup);
     // Bound before execve: the task's first instruction runs on its cpus.
     if (args->cpu_mask &&
         syscall(SYS_sched_setaffinity, 0, args->cpu_mask_bytes, args->cpu_mask) != 0)
-        return child_failed(args, StartStep::Affinity);
+        return child_failed(args, StartStep::kAffinity);
     // A process group of its own: forwarded signals reach the task's
     // children, and the terminal's ^C reaches only the shell.
     if (syscall(SYS_setpgid, 0, 0) != 0)
-        return child_failed(args, StartStep::ProcessGroup);
+        return child_failed(args, StartStep::kProcessGroup);
     for (int target = 0; target < 4; ++target)
         if (syscall(SYS_dup3, args->fds[target], target, 0) < 0)
-            return child_failed(args, StartStep::Stdio);
+            return child_failed(args, StartStep::kStdio);
     // No stray descriptor of the shell's process reaches the task (a kernel
     // without close_range leaves those without close-on-exec open).
     syscall(SYS_close_range, 4, ~0U, 0);
     if (args->cwd && syscall(SYS_chdir, args->cwd) != 0)
-        return child_failed(args, StartStep::Directory);
+        return child_failed(args, StartStep::kDirectory);
     if (args->umask >= 0)
         syscall(SYS_umask, args->umask);
     for (std::size_t i = 0; i < args->limit_count; ++i)
         if (syscall(SYS_prlimit64, 0, args->limits[i].first, &args->limits[i].second, nullptr) != 0)
-            return child_failed(args, StartStep::Limit);
+            return child_failed(args, StartStep::kLimit);
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &kNoSignals, nullptr, sizeof kNoSignals);
     syscall(SYS_execve, args->path, args->argv, args->envp);
-    return child_failed(args, StartStep::Exec);
+    return child_failed(args, StartStep::kExec);
 }
 
 std::string located(std::string_view file, std::string_view cwd) {
@@ -198,7 +198,7 @@ Spawner::~Spawner() {
 
 StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fds) {
     if (!stack_)
-        return {-1, StartStep::Clone, ENOMEM};
+        return {-1, StartStep::kClone, ENOMEM};
     argv_.clear();
     for (const std::string& arg : task.argv)
         argv_.push_back(const_cast<char*>(arg.c_str()));
@@ -234,7 +234,7 @@ StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fd
     args.limit_count = limits_.size();
     args.cgroup_procs = -1;
     args.parent = ::getpid();
-    args.failed = StartStep::None;
+    args.failed = StartStep::kNone;
     args.error = 0;
 
     // CLONE_VFORK: the parent resumes once the child has called execve or
@@ -244,7 +244,7 @@ StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fd
         const CloneResult cloned =
             clone_vm_into_cgroup(start_child, &args, stack_, stack_size_, cgroup_.dir);
         if (!cloned.unsupported && cloned.pid < 0)
-            return {-1, StartStep::Clone, cloned.error};
+            return {-1, StartStep::kClone, cloned.error};
         clone_into_cgroup_ = !cloned.unsupported;
         pid = cloned.pid;
     }
@@ -253,15 +253,15 @@ StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fd
         char* const stack_top = static_cast<char*>(stack_) + stack_size_;
         pid = ::clone(start_child, stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
         if (pid < 0)
-            return {-1, StartStep::Clone, errno};
+            return {-1, StartStep::kClone, errno};
     }
-    if (args.failed != StartStep::None) {
+    if (args.failed != StartStep::kNone) {
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         return {-1, args.failed, args.error};
     }
-    return {pid, StartStep::None, 0};
+    return {pid, StartStep::kNone, 0};
 }
 
 }  // namespace gantry::shell

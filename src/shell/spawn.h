@@ -40,11 +40,21 @@ int exit_code_of_start_error(int error);
 
 // The child's steps before the task's program runs; the first to fail is
 // reported with its errno.
-enum class StartStep { None, Clone, Cgroup, Affinity, ProcessGroup, Stdio, Directory, Limit, Exec };
+enum class StartStep {
+    kNone,
+    kClone,
+    kCgroup,
+    kAffinity,
+    kProcessGroup,
+    kStdio,
+    kDirectory,
+    kLimit,
+    kExec,
+};
 
 struct StartResult {
     pid_t pid = -1;
-    StartStep failed = StartStep::None;  // when not None the child is already reaped
+    StartStep failed = StartStep::kNone;  // when not kNone the child is already reaped
     int error = 0;
 };
 

@@ -14,7 +14,8 @@ Error file_error(std::string domain, std::string_view what, std::string_view nam
                  std::string(what) + " " + quote(name) + ": " + std::strerror(error));
 }
 
-// Reads all of `fd` into `text`; 0 or the errno of the failing read.
+}  // namespace
+
 int read_all(int fd, std::string& text) {
     char block[1 << 16];
     for (;;) {
@@ -27,8 +28,6 @@ int read_all(int fd, std::string& text) {
             return errno;
     }
 }
-
-}  // namespace
 
 int write_all(int fd, std::string_view bytes) {
     while (!bytes.empty()) {

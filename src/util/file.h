@@ -1,6 +1,7 @@
 // Files a user names on the command line (hostfiles, rankfiles, env files,
 // --input): read whole, or refused with the reason the system gives. And
-// the one loop that writes all of a buffer to a blocking descriptor.
+// the loops that read a blocking descriptor to its end and write all of a
+// buffer to one.
 #pragma once
 
 #include <optional>
@@ -21,6 +22,11 @@ std::optional<std::string> unreadable_reason(const std::string& path);
 // name shown, when not `path` (a relative path as the user typed it).
 Result<std::string> read_named_file(std::string domain, std::string_view what,
                                     const std::string& path, std::string_view as_given = {});
+
+// Appends what `fd` holds to its end (again after EINTR) to `text`.
+// Returns 0, or the errno of the failing read; `text` then keeps what came
+// before it.
+int read_all(int fd, std::string& text);
 
 // Writes all of `bytes` to the blocking descriptor `fd`, again after EINTR
 // and after a partial write. Returns 0, or the errno of the failing write

@@ -141,7 +141,7 @@ TEST_F(StoreTest, NewJobIsRecordedWithItsSubmitEvent) {
     expected.name = "hostname";
     expected.owner = 1000;
     expected.submit_time = 1700000000.25;
-    expected.state = S::New;
+    expected.state = S::kNew;
     expected.state_time = 1700000000.25;
     expected.urgency = 16;
     EXPECT_EQ(store.job(1).value(), expected);
@@ -165,28 +165,28 @@ TEST_F(StoreTest, ReopenBringsBackEverything) {
         Store store = open();
         const JobId id = store.create_job(new_job("mpi", 100.5, 42)).value();
         ASSERT_TRUE(store.append_event(id, 100.75, "depend").ok());
-        ASSERT_TRUE(store.set_state(id, S::Depend, 100.75).ok());
-        ASSERT_TRUE(store.set_state(id, S::Sched, 100.8).ok());
+        ASSERT_TRUE(store.set_state(id, S::kDepend, 100.75).ok());
+        ASSERT_TRUE(store.set_state(id, S::kSched, 100.8).ok());
         ASSERT_TRUE(store.set_urgency(id, 31).ok());
         ASSERT_TRUE(
             store.append_event(id, 100.85, "urgency", {{"userid", 42}, {"urgency", 31}}).ok());
         ASSERT_TRUE(store.set_R(id, R"({"version":1,"execution":{"R_lite":[]}})").ok());
         ASSERT_TRUE(store.append_event(id, 101.0, "alloc").ok());
-        ASSERT_TRUE(store.set_state(id, S::Run, 101.0).ok());
+        ASSERT_TRUE(store.set_state(id, S::kRun, 101.0).ok());
         ASSERT_TRUE(store.set_taskmap(id, "[[0,1,2,1]]").ok());
         ASSERT_TRUE(store.append_event(id, 101.5, "start").ok());
-        ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "hello from 0\n").ok());
-        ASSERT_TRUE(store.append_output(id, O::Stderr, 1, "warning from 1\n").ok());
-        ASSERT_TRUE(store.append_output(id, O::Stdout, 1, binary).ok());
+        ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "hello from 0\n").ok());
+        ASSERT_TRUE(store.append_output(id, O::kStderr, 1, "warning from 1\n").ok());
+        ASSERT_TRUE(store.append_output(id, O::kStdout, 1, binary).ok());
         ASSERT_TRUE(store.append_event(id, 102.0, "finish", {{"status", 256}}).ok());
         const TaskExit exits[] = {{0, 0}, {1, 256}};
         ASSERT_TRUE(store.record_task_exits(id, exits).ok());
         ASSERT_TRUE(store.set_exit_code(id, 1).ok());
         ASSERT_TRUE(
             store.append_event(id, 102.1, "release", {{"ranks", "all"}, {"final", true}}).ok());
-        ASSERT_TRUE(store.set_state(id, S::Cleanup, 102.0).ok());
+        ASSERT_TRUE(store.set_state(id, S::kCleanup, 102.0).ok());
         ASSERT_TRUE(store.append_event(id, 102.2, "clean").ok());
-        ASSERT_TRUE(store.set_state(id, S::Inactive, 102.2).ok());
+        ASSERT_TRUE(store.set_state(id, S::kInactive, 102.2).ok());
         ASSERT_EQ(store.create_job(new_job("pending", 103.0)).value(), 2u);
     }
     Store store = open();
@@ -196,14 +196,14 @@ TEST_F(StoreTest, ReopenBringsBackEverything) {
     expected.name = "mpi";
     expected.owner = 42;
     expected.submit_time = 100.5;
-    expected.state = S::Inactive;
+    expected.state = S::kInactive;
     expected.state_time = 102.2;
     expected.urgency = 31;
     expected.R = R"({"version":1,"execution":{"R_lite":[]}})";
     expected.taskmap = "[[0,1,2,1]]";
     expected.exit_code = 1;
     EXPECT_EQ(store.job(1).value(), expected);
-    EXPECT_EQ(store.job(2).value().state, S::New);
+    EXPECT_EQ(store.job(2).value().state, S::kNew);
     EXPECT_EQ(store.job(2).value().R, std::nullopt);
     EXPECT_EQ(store.job(2).value().exit_code, std::nullopt);
 
@@ -219,9 +219,9 @@ TEST_F(StoreTest, ReopenBringsBackEverything) {
     };
     EXPECT_EQ(store.events(1).value(), expected_events);
     const std::vector<OutputChunk> expected_output = {
-        {1, O::Stdout, 0, "hello from 0\n"},
-        {2, O::Stderr, 1, "warning from 1\n"},
-        {3, O::Stdout, 1, binary},
+        {1, O::kStdout, 0, "hello from 0\n"},
+        {2, O::kStderr, 1, "warning from 1\n"},
+        {3, O::kStdout, 1, binary},
     };
     EXPECT_EQ(store.output(1).value(), expected_output);
     EXPECT_EQ(store.task_exits(1).value(), (std::vector<TaskExit>{{0, 0}, {1, 256}}));
@@ -235,11 +235,11 @@ TEST_F(StoreTest, IdsAreNeverReusedAcrossPurgeAndReopen) {
         for (int i = 1; i <= 3; ++i) {
             const JobId id = store.create_job(new_job("j", i)).value();
             EXPECT_EQ(id, JobId(i));
-            ASSERT_TRUE(store.set_state(id, S::Inactive, 10 + i).ok());
+            ASSERT_TRUE(store.set_state(id, S::kInactive, 10 + i).ok());
         }
         ASSERT_TRUE(store.purge(3).ok());  // the newest: AUTOINCREMENT keeps its id taken
         EXPECT_EQ(store.create_job(new_job("j", 4)).value(), 4u);
-        ASSERT_TRUE(store.set_state(4, S::Inactive, 14).ok());
+        ASSERT_TRUE(store.set_state(4, S::kInactive, 14).ok());
         EXPECT_EQ(store.purge_inactive().value(), 3u);
         EXPECT_EQ(store.list().value().size(), 0u);
     }
@@ -280,40 +280,41 @@ TEST_F(StoreTest, OutputAfterASeqAndPerStream) {
     Store store = open();
     const JobId id = store.create_job(new_job("j", 1)).value();
     const JobId other = store.create_job(new_job("k", 2)).value();
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "o0a").ok());
-    ASSERT_TRUE(store.append_output(other, O::Stdout, 0, "other").ok());
-    ASSERT_TRUE(store.append_output(id, O::Stderr, 0, "e0a").ok());
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 1, "o1a").ok());
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "").ok());  // ignored
-    ASSERT_TRUE(store.append_output(id, O::Stderr, 1, "e1a").ok());
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "o0b").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "o0a").ok());
+    ASSERT_TRUE(store.append_output(other, O::kStdout, 0, "other").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStderr, 0, "e0a").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 1, "o1a").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "").ok());  // ignored
+    ASSERT_TRUE(store.append_output(id, O::kStderr, 1, "e1a").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "o0b").ok());
     ASSERT_TRUE(store.flush().ok());
 
-    EXPECT_EQ(store.output(id).value(), (std::vector<OutputChunk>{{1, O::Stdout, 0, "o0a"},
-                                                                  {2, O::Stderr, 0, "e0a"},
-                                                                  {3, O::Stdout, 1, "o1a"},
-                                                                  {4, O::Stderr, 1, "e1a"},
-                                                                  {5, O::Stdout, 0, "o0b"}}));
-    EXPECT_EQ(store.output(other).value(), (std::vector<OutputChunk>{{1, O::Stdout, 0, "other"}}));
-    EXPECT_EQ(store.output(id, {.after_seq = 2}).value(),
-              (std::vector<OutputChunk>{
-                  {3, O::Stdout, 1, "o1a"}, {4, O::Stderr, 1, "e1a"}, {5, O::Stdout, 0, "o0b"}}));
-    EXPECT_EQ(store.output(id, {.stream = O::Stderr}).value(),
-              (std::vector<OutputChunk>{{2, O::Stderr, 0, "e0a"}, {4, O::Stderr, 1, "e1a"}}));
-    EXPECT_EQ(store.output(id, {.after_seq = 3, .stream = O::Stdout}).value(),
-              (std::vector<OutputChunk>{{5, O::Stdout, 0, "o0b"}}));
+    EXPECT_EQ(store.output(id).value(), (std::vector<OutputChunk>{{1, O::kStdout, 0, "o0a"},
+                                                                  {2, O::kStderr, 0, "e0a"},
+                                                                  {3, O::kStdout, 1, "o1a"},
+                                                                  {4, O::kStderr, 1, "e1a"},
+                                                                  {5, O::kStdout, 0, "o0b"}}));
+    EXPECT_EQ(store.output(other).value(), (std::vector<OutputChunk>{{1, O::kStdout, 0, "other"}}));
+    EXPECT_EQ(
+        store.output(id, {.after_seq = 2}).value(),
+        (std::vector<OutputChunk>{
+            {3, O::kStdout, 1, "o1a"}, {4, O::kStderr, 1, "e1a"}, {5, O::kStdout, 0, "o0b"}}));
+    EXPECT_EQ(store.output(id, {.stream = O::kStderr}).value(),
+              (std::vector<OutputChunk>{{2, O::kStderr, 0, "e0a"}, {4, O::kStderr, 1, "e1a"}}));
+    EXPECT_EQ(store.output(id, {.after_seq = 3, .stream = O::kStdout}).value(),
+              (std::vector<OutputChunk>{{5, O::kStdout, 0, "o0b"}}));
     EXPECT_EQ(store.output(id, {.after_seq = 5}).value(), std::vector<OutputChunk>{});
     // max_bytes: whole chunks until the bound is reached.
     EXPECT_EQ(joined(store.output(id, {.max_bytes = 4}).value()), "o0ae0a");
     EXPECT_EQ(joined(store.output(id, {.max_bytes = 3}).value()), "o0a");
     // Seqs go on after more output, across a reopen.
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "o0c").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "o0c").ok());
     ASSERT_TRUE(store.flush().ok());
     Store reopened = open();
-    ASSERT_TRUE(reopened.append_output(id, O::Stderr, 0, "e0b").ok());
+    ASSERT_TRUE(reopened.append_output(id, O::kStderr, 0, "e0b").ok());
     ASSERT_TRUE(reopened.flush().ok());
     EXPECT_EQ(reopened.output(id, {.after_seq = 5}).value(),
-              (std::vector<OutputChunk>{{6, O::Stdout, 0, "o0c"}, {7, O::Stderr, 0, "e0b"}}));
+              (std::vector<OutputChunk>{{6, O::kStdout, 0, "o0c"}, {7, O::kStderr, 0, "e0b"}}));
 }
 
 TEST_F(StoreTest, BinaryOutputIsKeptExactly) {
@@ -325,10 +326,10 @@ TEST_F(StoreTest, BinaryOutputIsKeptExactly) {
     const std::string nuls(1000, '\0');
     const std::string bad_utf8 =
         "\xc3\x28 \xa0\xa1 \xe2\x82 \xf0\x28\x8c\xbc \xed\xa0\x80 \xc0\xaf";
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, every_byte).ok());
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, nuls).ok());
-    ASSERT_TRUE(store.append_output(id, O::Stderr, 3, bad_utf8).ok());
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, std::string_view("\0", 1)).ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, every_byte).ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, nuls).ok());
+    ASSERT_TRUE(store.append_output(id, O::kStderr, 3, bad_utf8).ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, std::string_view("\0", 1)).ok());
     ASSERT_TRUE(store.flush().ok());
     Store reopened = open();
     const std::vector<OutputChunk> chunks = reopened.output(id).value();
@@ -337,7 +338,7 @@ TEST_F(StoreTest, BinaryOutputIsKeptExactly) {
     EXPECT_EQ(chunks[1].bytes, nuls);
     EXPECT_EQ(chunks[2].bytes, bad_utf8);
     EXPECT_EQ(chunks[3].bytes, std::string(1, '\0'));
-    EXPECT_EQ(joined(reopened.output(id, {.stream = O::Stdout}).value()),
+    EXPECT_EQ(joined(reopened.output(id, {.stream = O::kStdout}).value()),
               every_byte + nuls + std::string(1, '\0'));
     EXPECT_EQ(raw_value("SELECT sum(length(bytes)) FROM output"),
               std::to_string(256 + 1000 + 1 + bad_utf8.size()));
@@ -347,35 +348,35 @@ TEST_F(StoreTest, OutputIsBufferedUntilFlushedOrTheBufferIsFull) {
     Store store = open({.output_buffer_bytes = 10});
     Store reader = open({.read_only = true});
     const JobId id = store.create_job(new_job("j", 1)).value();
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "12345").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "12345").ok());
     EXPECT_EQ(store.buffered_output_bytes(), 5u);
     EXPECT_EQ(reader.output(id).value().size(), 0u);
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "6789").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "6789").ok());
     EXPECT_EQ(store.buffered_output_bytes(), 9u);
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "0").ok());  // 10 bytes: written
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "0").ok());  // 10 bytes: written
     EXPECT_EQ(store.buffered_output_bytes(), 0u);
     EXPECT_EQ(joined(reader.output(id).value()), "1234567890");
     // Another write writes the buffer first: output before an event stays before it.
-    ASSERT_TRUE(store.append_output(id, O::Stderr, 0, "late").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStderr, 0, "late").ok());
     EXPECT_EQ(store.buffered_output_bytes(), 4u);
     ASSERT_TRUE(store.append_event(id, 2, "finish", {{"status", 0}}).ok());
     EXPECT_EQ(store.buffered_output_bytes(), 0u);
-    EXPECT_EQ(reader.output(id, {.stream = O::Stderr}).value(),
-              (std::vector<OutputChunk>{{4, O::Stderr, 0, "late"}}));
+    EXPECT_EQ(reader.output(id, {.stream = O::kStderr}).value(),
+              (std::vector<OutputChunk>{{4, O::kStderr, 0, "late"}}));
     // Unbuffered: every chunk at once.
     Store direct = open({.output_buffer_bytes = 0});
-    ASSERT_TRUE(direct.append_output(id, O::Stdout, 2, "x").ok());
+    ASSERT_TRUE(direct.append_output(id, O::kStdout, 2, "x").ok());
     EXPECT_EQ(direct.buffered_output_bytes(), 0u);
     EXPECT_EQ(reader.output(id, {.after_seq = 4}).value(),
-              (std::vector<OutputChunk>{{5, O::Stdout, 2, "x"}}));
+              (std::vector<OutputChunk>{{5, O::kStdout, 2, "x"}}));
     // Destroying a store writes its buffer.
     {
         Store closing = open();
-        ASSERT_TRUE(closing.append_output(id, O::Stdout, 2, "bye").ok());
+        ASSERT_TRUE(closing.append_output(id, O::kStdout, 2, "bye").ok());
         EXPECT_EQ(reader.output(id, {.after_seq = 5}).value().size(), 0u);
     }
     EXPECT_EQ(reader.output(id, {.after_seq = 5}).value(),
-              (std::vector<OutputChunk>{{6, O::Stdout, 2, "bye"}}));
+              (std::vector<OutputChunk>{{6, O::kStdout, 2, "bye"}}));
 }
 
 // A failed write of the buffer reports the job and SQLite's message, and
@@ -383,7 +384,7 @@ TEST_F(StoreTest, OutputIsBufferedUntilFlushedOrTheBufferIsFull) {
 TEST_F(StoreTest, FailedOutputWriteIsReportedAndDropped) {
     Store store = open();
     const JobId id = store.create_job(new_job("j", 1)).value();
-    ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "lost").ok());
+    ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "lost").ok());
     raw_exec("DELETE FROM events; DELETE FROM jobs");  // behind the store's back
     EXPECT_EQ(error_of(store.flush()),
               "store: appending output to job 1 failed: FOREIGN KEY constraint failed");
@@ -400,22 +401,22 @@ TEST_F(StoreTest, ListFiltersNewestFirst) {
     ASSERT_EQ(store.create_job(new_job("a", 3, 200)).value(), 3u);
     ASSERT_EQ(store.create_job(new_job("c", 4, 200)).value(), 4u);
     ASSERT_EQ(store.create_job(new_job("a", 5, 100)).value(), 5u);
-    ASSERT_TRUE(store.set_state(1, S::Inactive, 10).ok());
-    ASSERT_TRUE(store.set_state(2, S::Run, 10).ok());
-    ASSERT_TRUE(store.set_state(3, S::Sched, 10).ok());
-    ASSERT_TRUE(store.set_state(4, S::Run, 10).ok());
+    ASSERT_TRUE(store.set_state(1, S::kInactive, 10).ok());
+    ASSERT_TRUE(store.set_state(2, S::kRun, 10).ok());
+    ASSERT_TRUE(store.set_state(3, S::kSched, 10).ok());
+    ASSERT_TRUE(store.set_state(4, S::kRun, 10).ok());
     using Ids = std::vector<JobId>;
     EXPECT_EQ(ids(store.list().value()), (Ids{5, 4, 3, 2, 1}));
-    EXPECT_EQ(ids(store.list({.states = {S::Run}}).value()), (Ids{4, 2}));
-    EXPECT_EQ(ids(store.list({.states = {S::New, S::Inactive}}).value()), (Ids{5, 1}));
+    EXPECT_EQ(ids(store.list({.states = {S::kRun}}).value()), (Ids{4, 2}));
+    EXPECT_EQ(ids(store.list({.states = {S::kNew, S::kInactive}}).value()), (Ids{5, 1}));
     EXPECT_EQ(ids(store.list({.name = "a"}).value()), (Ids{5, 3, 1}));
     EXPECT_EQ(ids(store.list({.owner = 200}).value()), (Ids{4, 3}));
-    EXPECT_EQ(ids(store.list({.states = {S::Sched, S::New}, .name = "a", .owner = 100}).value()),
+    EXPECT_EQ(ids(store.list({.states = {S::kSched, S::kNew}, .name = "a", .owner = 100}).value()),
               (Ids{5}));
     EXPECT_EQ(ids(store.list({.limit = 2}).value()), (Ids{5, 4}));
     EXPECT_EQ(ids(store.list({.name = "a", .limit = 1}).value()), (Ids{5}));
     EXPECT_EQ(ids(store.list({.name = "zzz"}).value()), Ids{});
-    EXPECT_EQ(store.list({.states = {S::Sched}}).value().at(0).name, "a");
+    EXPECT_EQ(store.list({.states = {S::kSched}}).value().at(0).name, "a");
 }
 
 TEST_F(StoreTest, CountUsesTheListFilters) {
@@ -424,17 +425,17 @@ TEST_F(StoreTest, CountUsesTheListFilters) {
     ASSERT_EQ(store.create_job(new_job("a", 1, 100)).value(), 1u);
     ASSERT_EQ(store.create_job(new_job("b", 2, 100)).value(), 2u);
     ASSERT_EQ(store.create_job(new_job("a", 3, 200)).value(), 3u);
-    ASSERT_TRUE(store.set_state(1, S::Inactive, 10).ok());
-    ASSERT_TRUE(store.set_state(3, S::Inactive, 10).ok());
+    ASSERT_TRUE(store.set_state(1, S::kInactive, 10).ok());
+    ASSERT_TRUE(store.set_state(3, S::kInactive, 10).ok());
     EXPECT_EQ(store.count().value(), 3u);
-    EXPECT_EQ(store.count({.states = {S::Inactive}}).value(), 2u);
-    EXPECT_EQ(store.count({.states = {S::Inactive}, .owner = 200}).value(), 1u);
-    EXPECT_EQ(store.count({.states = {S::New, S::Run}, .name = "b"}).value(), 1u);
+    EXPECT_EQ(store.count({.states = {S::kInactive}}).value(), 2u);
+    EXPECT_EQ(store.count({.states = {S::kInactive}, .owner = 200}).value(), 1u);
+    EXPECT_EQ(store.count({.states = {S::kNew, S::kRun}, .name = "b"}).value(), 1u);
     EXPECT_EQ(store.count({.name = "zzz"}).value(), 0u);
     // The limit is list()'s: a count is of them all.
     EXPECT_EQ(store.count({.limit = 1}).value(), 3u);
     ASSERT_TRUE(store.purge(1).ok());
-    EXPECT_EQ(store.count({.states = {S::Inactive}}).value(), 1u);
+    EXPECT_EQ(store.count({.states = {S::kInactive}}).value(), 1u);
 }
 
 // The broker's restart: every job that was not INACTIVE gets an exception
@@ -444,11 +445,11 @@ TEST_F(StoreTest, UnfinishedJobsAfterARestart) {
         Store store = open();
         for (int i = 1; i <= 5; ++i)
             ASSERT_TRUE(store.create_job(new_job("j", i)).ok());
-        ASSERT_TRUE(store.set_state(1, S::Inactive, 10).ok());
-        ASSERT_TRUE(store.set_state(2, S::Run, 10).ok());
-        ASSERT_TRUE(store.set_state(3, S::Cleanup, 10).ok());
-        ASSERT_TRUE(store.set_state(5, S::Inactive, 10).ok());
-        ASSERT_TRUE(store.append_output(2, O::Stdout, 0, "running...\n").ok());
+        ASSERT_TRUE(store.set_state(1, S::kInactive, 10).ok());
+        ASSERT_TRUE(store.set_state(2, S::kRun, 10).ok());
+        ASSERT_TRUE(store.set_state(3, S::kCleanup, 10).ok());
+        ASSERT_TRUE(store.set_state(5, S::kInactive, 10).ok());
+        ASSERT_TRUE(store.append_output(2, O::kStdout, 0, "running...\n").ok());
         // The broker dies here.
     }
     Store store = open();
@@ -463,7 +464,7 @@ TEST_F(StoreTest, UnfinishedJobsAfterARestart) {
                                        {"severity", 0},
                                        {"note", "the broker restarted while the job was active"}})
                         .ok());
-        ASSERT_TRUE(store.set_state(id, S::Inactive, 20).ok());
+        ASSERT_TRUE(store.set_state(id, S::kInactive, 20).ok());
         ASSERT_TRUE(transaction->commit().ok());
     }
     EXPECT_EQ(store.unfinished_jobs().value(), std::vector<JobId>{});
@@ -481,21 +482,21 @@ TEST_F(StoreTest, UnfinishedJobsAfterARestart) {
 TEST_F(StoreTest, StatesOnlyMoveForward) {
     Store store = open();
     const JobId id = store.create_job(new_job("j", 1)).value();
-    EXPECT_TRUE(store.set_state(id, S::Sched, 2).ok());  // DEPEND may be skipped
-    EXPECT_TRUE(store.set_state(id, S::Sched, 3).ok());  // no change
+    EXPECT_TRUE(store.set_state(id, S::kSched, 2).ok());  // DEPEND may be skipped
+    EXPECT_TRUE(store.set_state(id, S::kSched, 3).ok());  // no change
     EXPECT_EQ(store.job(id).value().state_time, 2.0);
-    EXPECT_EQ(error_of(store.set_state(id, S::Depend, 4)),
+    EXPECT_EQ(error_of(store.set_state(id, S::kDepend, 4)),
               "store: job 1 cannot go back from SCHED to DEPEND");
-    EXPECT_TRUE(store.set_state(id, S::Inactive, 5).ok());  // an exception before RUN
-    EXPECT_EQ(error_of(store.set_state(id, S::Run, 6)),
+    EXPECT_TRUE(store.set_state(id, S::kInactive, 5).ok());  // an exception before RUN
+    EXPECT_EQ(error_of(store.set_state(id, S::kRun, 6)),
               "store: job 1 is INACTIVE: its state cannot change to RUN");
-    EXPECT_EQ(store.job(id).value().state, S::Inactive);
-    EXPECT_EQ(error_of(store.set_state(7, S::Run, 6)), "store: no job 7");
-    for (const S state : {S::New, S::Depend, S::Sched, S::Run, S::Cleanup, S::Inactive})
+    EXPECT_EQ(store.job(id).value().state, S::kInactive);
+    EXPECT_EQ(error_of(store.set_state(7, S::kRun, 6)), "store: no job 7");
+    for (const S state : {S::kNew, S::kDepend, S::kSched, S::kRun, S::kCleanup, S::kInactive})
         EXPECT_EQ(parse_job_state(to_string(state)), state);
     EXPECT_EQ(parse_job_state("PRIORITY"), std::nullopt);
-    EXPECT_EQ(to_string(O::Stdout), "stdout");
-    EXPECT_EQ(to_string(O::Stderr), "stderr");
+    EXPECT_EQ(to_string(O::kStdout), "stdout");
+    EXPECT_EQ(to_string(O::kStderr), "stderr");
 }
 
 TEST_F(StoreTest, AProgramsRAndTaskMapAreReplaced) {
@@ -540,7 +541,7 @@ TEST_F(StoreTest, UnknownJobsAndBadInput) {
     EXPECT_EQ(error_of(store.output(1)), "store: no job 1");
     EXPECT_EQ(error_of(store.task_exits(1)), "store: no job 1");
     EXPECT_EQ(error_of(store.append_event(1, 1, "x")), "store: no job 1");
-    EXPECT_EQ(error_of(store.append_output(1, O::Stdout, 0, "x")), "store: no job 1");
+    EXPECT_EQ(error_of(store.append_output(1, O::kStdout, 0, "x")), "store: no job 1");
     EXPECT_EQ(error_of(store.set_urgency(1, 3)), "store: no job 1");
     EXPECT_EQ(error_of(store.purge(1)), "store: no job 1");
     const TaskExit exits[] = {{0, 0}};
@@ -590,13 +591,13 @@ TEST_F(StoreTest, PurgeRemovesOnlyInactiveJobs) {
     Store store = open();
     for (int i = 1; i <= 5; ++i)
         ASSERT_TRUE(store.create_job(new_job("j", i)).ok());
-    ASSERT_TRUE(store.set_state(2, S::Run, 10).ok());
-    ASSERT_TRUE(store.append_output(1, O::Stdout, 0, "out").ok());
+    ASSERT_TRUE(store.set_state(2, S::kRun, 10).ok());
+    ASSERT_TRUE(store.append_output(1, O::kStdout, 0, "out").ok());
     ASSERT_TRUE(store.record_task_exits(1, std::vector<TaskExit>{{0, 0}}).ok());
     // Inactive since 30, 20, 40: purged in that order.
-    ASSERT_TRUE(store.set_state(1, S::Inactive, 30).ok());
-    ASSERT_TRUE(store.set_state(3, S::Inactive, 20).ok());
-    ASSERT_TRUE(store.set_state(4, S::Inactive, 40).ok());
+    ASSERT_TRUE(store.set_state(1, S::kInactive, 30).ok());
+    ASSERT_TRUE(store.set_state(3, S::kInactive, 20).ok());
+    ASSERT_TRUE(store.set_state(4, S::kInactive, 40).ok());
 
     EXPECT_EQ(error_of(store.purge(2)), "store: job 2 is RUN: only INACTIVE jobs are purged");
     EXPECT_EQ(error_of(store.purge(5)), "store: job 5 is NEW: only INACTIVE jobs are purged");
@@ -622,29 +623,29 @@ TEST_F(StoreTest, TransactionCommitsOrRollsBack) {
         EXPECT_EQ(error_of(store.transaction()),
                   "store: opening a transaction failed: one is open already");
         ASSERT_TRUE(store.append_event(id, 2, "exception", {{"type", "cancel"}}).ok());
-        ASSERT_TRUE(store.set_state(id, S::Inactive, 2).ok());
-        ASSERT_TRUE(store.append_output(id, O::Stdout, 0, "x").ok());
+        ASSERT_TRUE(store.set_state(id, S::kInactive, 2).ok());
+        ASSERT_TRUE(store.append_output(id, O::kStdout, 0, "x").ok());
         ASSERT_TRUE(store.flush().ok());
         // A refused write inside leaves the others.
-        EXPECT_FALSE(store.set_state(id, S::Run, 3).ok());
+        EXPECT_FALSE(store.set_state(id, S::kRun, 3).ok());
         EXPECT_EQ(store.events(id).value().size(), 2u);   // this connection sees its own writes
         EXPECT_EQ(reader.events(id).value().size(), 1u);  // others do not, yet
         // Dropped uncommitted: rolled back.
     }
     EXPECT_EQ(store.events(id).value().size(), 1u);
-    EXPECT_EQ(store.job(id).value().state, S::New);
+    EXPECT_EQ(store.job(id).value().state, S::kNew);
     EXPECT_EQ(store.output(id).value().size(), 0u);
     {
         Result<Transaction> transaction = store.transaction();
         ASSERT_TRUE(transaction.ok());
         ASSERT_TRUE(store.append_event(id, 2, "exception", {{"type", "cancel"}}).ok());
-        ASSERT_TRUE(store.set_state(id, S::Inactive, 2).ok());
+        ASSERT_TRUE(store.set_state(id, S::kInactive, 2).ok());
         ASSERT_TRUE(transaction->commit().ok());
         EXPECT_EQ(error_of(transaction->commit()),
                   "store: committing a transaction failed: it is over");
     }
     EXPECT_EQ(names(reader.events(id).value()), (std::vector<std::string>{"submit", "exception"}));
-    EXPECT_EQ(reader.job(id).value().state, S::Inactive);
+    EXPECT_EQ(reader.job(id).value().state, S::kInactive);
 }
 
 // WAL: a reader on another connection sees what is committed, at once and
@@ -654,7 +655,7 @@ TEST_F(StoreTest, ConcurrentReaderSeesCommittedData) {
     Store reader = open({.busy_timeout_ms = 0});
     const JobId id = writer.create_job(new_job("j", 1)).value();
     EXPECT_EQ(reader.job(id).value().name, "j");
-    ASSERT_TRUE(writer.append_output(id, O::Stdout, 0, "abc").ok());
+    ASSERT_TRUE(writer.append_output(id, O::kStdout, 0, "abc").ok());
     EXPECT_EQ(reader.output(id).value().size(), 0u);
     ASSERT_TRUE(writer.flush().ok());
     EXPECT_EQ(joined(reader.output(id).value()), "abc");
@@ -682,7 +683,7 @@ TEST_F(StoreTest, ReadOnlyStoreRefusesWrites) {
     EXPECT_EQ(reader.job(1).value().name, "j");
     EXPECT_EQ(error_of(reader.create_job(new_job("j", 1))),
               "store: creating a job failed: the store is open read-only");
-    EXPECT_EQ(error_of(reader.append_output(1, O::Stdout, 0, "x")),
+    EXPECT_EQ(error_of(reader.append_output(1, O::kStdout, 0, "x")),
               "store: appending output to job 1 failed: the store is open read-only");
     EXPECT_EQ(error_of(reader.transaction()),
               "store: opening a transaction failed: the store is open read-only");

@@ -74,7 +74,7 @@ TEST(StoreThroughput, AppendsOutputIn64KiBChunks) {
         const Clock::time_point start = Clock::now();
         for (std::size_t n = 0; n < chunks; ++n) {
             set_chunk(n);
-            ASSERT_TRUE(store.append_output(id, OutputStream::Stdout, n % 4, chunk).ok());
+            ASSERT_TRUE(store.append_output(id, OutputStream::kStdout, n % 4, chunk).ok());
         }
         ASSERT_TRUE(store.flush().ok());
         const double append_s = seconds_since(start);
@@ -124,12 +124,12 @@ TEST(StoreThroughput, AppendsOutputInLines) {
         const JobId id = store.create_job({"{}", "bench", 0, 1, 16}).value();
         const Clock::time_point start = Clock::now();
         for (std::size_t n = 0; n < kLines; ++n)
-            ASSERT_TRUE(store.append_output(id, OutputStream::Stdout, n % 8, line).ok());
+            ASSERT_TRUE(store.append_output(id, OutputStream::kStdout, n % 8, line).ok());
         ASSERT_TRUE(store.flush().ok());
         const double seconds = seconds_since(start);
         const std::vector<OutputChunk> last = store.output(id, {.after_seq = kLines - 1}).value();
         ASSERT_EQ(last.size(), 1u);
-        EXPECT_EQ(last[0], (OutputChunk{kLines, OutputStream::Stdout, 7, line}));
+        EXPECT_EQ(last[0], (OutputChunk{kLines, OutputStream::kStdout, 7, line}));
         std::printf(
             "store: %zu lines of %zu bytes, buffer %5zu KiB: %.2f s = %.0f lines/s, "
             "%.1f MiB/s\n",
@@ -154,7 +154,7 @@ TEST(StoreThroughput, AppendsEventsOneAtATime) {
             const JobId id = store.create_job({"{}", "bench", 0, 1, 16}).value();
             for (const char* name : {"depend", "alloc", "start", "finish", "release", "clean"})
                 ASSERT_TRUE(store.append_event(id, 2, name, {{"status", 0}}).ok());
-            ASSERT_TRUE(store.set_state(id, JobState::Inactive, 3).ok());
+            ASSERT_TRUE(store.set_state(id, JobState::kInactive, 3).ok());
         }
         const double seconds = seconds_since(start);
         EXPECT_EQ(store.list().value().size(), std::size_t{kJobs});

@@ -86,12 +86,12 @@ ShellRun run_job_shell(const Json& header) {
 std::vector<std::string> what_ran(const ShellRun& run) {
     std::vector<std::string> lines;
     for (const Record& record : run.records)
-        if (record.kind == Kind::Stdout)
+        if (record.kind == Kind::kStdout)
             lines.push_back("out " + std::to_string(record.rank) + " " + record.bytes);
-        else if (record.kind == Kind::Exit)
+        else if (record.kind == Kind::kExit)
             lines.push_back("exit " + std::to_string(record.rank) + " " +
                             std::to_string(record.wait_status));
-        else if (record.kind == Kind::Message)
+        else if (record.kind == Kind::kMessage)
             lines.push_back("msg " + record.bytes);
     return lines;
 }

@@ -95,7 +95,7 @@ TEST(LaunchSettings, FromTheJobspec) {
     EXPECT_EQ(settings->apps[1].env_rules,
               (std::vector<EnvRule>{{EnvRule::Kind::kFile, dir + "/b.env"}}));
     EXPECT_EQ(settings->apps[1].cwd, dir + "/sub");
-    EXPECT_EQ(settings->input.source, Input::Source::Stdin);
+    EXPECT_EQ(settings->input.source, Input::Source::kStdin);
     EXPECT_EQ(settings->input.ranks, *IdSet::parse("1,3"));
     EXPECT_TRUE(settings->output.label);
     EXPECT_TRUE(settings->output.unbuffered);
@@ -114,7 +114,7 @@ TEST(LaunchSettings, Defaults) {
     Jobspec spec = two_apps();
     const auto settings = launch_settings(spec, map_of(spec), "7");
     ASSERT_TRUE(settings) << settings.error().str();
-    EXPECT_EQ(settings->input.source, Input::Source::Stdin);
+    EXPECT_EQ(settings->input.source, Input::Source::kStdin);
     EXPECT_EQ(settings->input.ranks, IdSet{0});
     EXPECT_EQ(settings->output.output_template, "");
     EXPECT_EQ(settings->limits.time_limit, std::chrono::milliseconds(0));
@@ -132,7 +132,7 @@ TEST(LaunchSettings, InputOfAllRanksOrAFile) {
     spec.attributes.input = "input.txt";
     settings = launch_settings(spec, map_of(spec), "7");
     ASSERT_TRUE(settings) << settings.error().str();
-    EXPECT_EQ(settings->input.source, Input::Source::File);
+    EXPECT_EQ(settings->input.source, Input::Source::kFile);
     EXPECT_EQ(settings->input.file, spec.attributes.cwd + "/input.txt");
 }
 

@@ -24,11 +24,11 @@ using test::started;
 using Kind = Record::Kind;
 
 Control signal_of(int signal) {
-    return Control{.kind = Control::Kind::Signal, .signal = signal};
+    return Control{.kind = Control::Kind::kSignal, .signal = signal};
 }
 
 Control terminate() {
-    return Control{.kind = Control::Kind::Terminate, .signal = 0};
+    return Control{.kind = Control::Kind::kTerminate, .signal = 0};
 }
 
 // Every record (or control) `reader` gives until it needs more bytes;
@@ -68,13 +68,13 @@ std::string error_of(std::string_view bytes) {
 std::vector<Record> one_of_each() {
     return {
         started(),
-        output(Kind::Stdout, 0, "hello\n"),
-        output(Kind::Stderr, 1, "out 1 3\nabc"),
-        output(Kind::Stdout, 4294967295U, ""),
+        output(Kind::kStdout, 0, "hello\n"),
+        output(Kind::kStderr, 1, "out 1 3\nabc"),
+        output(Kind::kStdout, 4294967295U, ""),
         message("gantry: task 0 (node0) exited with exit code 3\n"),
         exit_of(0, 768),
         exit_of(1, INT_MAX),
-        output(Kind::Stderr, 7, std::string("\0\n\r\xff", 4)),
+        output(Kind::kStderr, 7, std::string("\0\n\r\xff", 4)),
     };
 }
 
@@ -88,9 +88,9 @@ std::string encode_all(const std::vector<Record>& records) {
 // ---- encoding ----
 
 TEST(RecordsEncode, EachKind) {
-    EXPECT_EQ(encode(output(Kind::Stdout, 3, "hi\n")), "out 3 3\nhi\n");
-    EXPECT_EQ(encode(output(Kind::Stderr, 0, "")), "err 0 0\n");
-    EXPECT_EQ(encode(output(Kind::Stdout, 4294967295U, "x")), "out 4294967295 1\nx");
+    EXPECT_EQ(encode(output(Kind::kStdout, 3, "hi\n")), "out 3 3\nhi\n");
+    EXPECT_EQ(encode(output(Kind::kStderr, 0, "")), "err 0 0\n");
+    EXPECT_EQ(encode(output(Kind::kStdout, 4294967295U, "x")), "out 4294967295 1\nx");
     EXPECT_EQ(encode(message("gantry: x\n")), "msg 10\ngantry: x\n");
     EXPECT_EQ(encode(started()), "started\n");
     EXPECT_EQ(encode(exit_of(2, 768)), "exit 2 768\n");
@@ -106,16 +106,16 @@ TEST(RecordsEncode, AppendAddsToWhatIsThere) {
 
 TEST(RecordsEncode, HeaderAlone) {
     std::string out;
-    append_header(out, Kind::Stdout, 12, 1048576);
-    append_header(out, Kind::Stderr, 0, 0);
-    append_header(out, Kind::Message, 99, 5);  // a message has no rank
+    append_header(out, Kind::kStdout, 12, 1048576);
+    append_header(out, Kind::kStderr, 0, 0);
+    append_header(out, Kind::kMessage, 99, 5);  // a message has no rank
     EXPECT_EQ(out, "out 12 1048576\nerr 0 0\nmsg 5\n");
 }
 
 TEST(RecordsEncode, LongestHeaderFitsTheReadersWindow) {
     EXPECT_LE(encode(exit_of(4294967295U, INT_MAX)).size(), kMaxHeader);
     std::string header;
-    append_header(header, Kind::Stdout, 4294967295U, kMaxLength);
+    append_header(header, Kind::kStdout, 4294967295U, kMaxLength);
     EXPECT_LE(header.size(), kMaxHeader);
 }
 
@@ -179,16 +179,17 @@ TEST(RecordsReader, NothingUntilTheBytesHaveAllArrived) {
     EXPECT_EQ(drain(reader), std::vector<Record>());
     EXPECT_EQ(reader.consumed(), 0u);
     reader.append("e");
-    EXPECT_EQ(drain(reader), std::vector<Record>{output(Kind::Stdout, 0, "abcde")});
+    EXPECT_EQ(drain(reader), std::vector<Record>{output(Kind::kStdout, 0, "abcde")});
 }
 
 TEST(RecordsReader, LengthAtTheLimit) {
     const std::string bytes(kMaxLength, 'x');
-    const std::string stream = encode(output(Kind::Stdout, 0, bytes)) + encode(message(bytes));
+    const std::string stream = encode(output(Kind::kStdout, 0, bytes)) + encode(message(bytes));
     EXPECT_TRUE(stream.starts_with("out 0 1048576\n"));
     Reader reader;
     reader.append(stream);
-    EXPECT_EQ(drain(reader), (std::vector<Record>{output(Kind::Stdout, 0, bytes), message(bytes)}));
+    EXPECT_EQ(drain(reader),
+              (std::vector<Record>{output(Kind::kStdout, 0, bytes), message(bytes)}));
 }
 
 TEST(RecordsReader, LengthOverTheLimitFailsBeforeTheBytesCome) {
@@ -282,7 +283,7 @@ TEST(RecordsReader, LongStreamInSmallPieces) {
     // one reader come out intact.
     std::vector<Record> records;
     for (std::uint32_t i = 0; i < 2000; ++i)
-        records.push_back(output(i % 2 ? Kind::Stderr : Kind::Stdout, i,
+        records.push_back(output(i % 2 ? Kind::kStderr : Kind::kStdout, i,
                                  std::string(i % 97, static_cast<char>('a' + i % 26)) + "\n"));
     const std::string stream = encode_all(records);
     Reader reader;

@@ -57,16 +57,16 @@ public:
     using Body = std::function<int(const Job&)>;
 
     // Where the shell's stdout goes: a pipe, or a socket.
-    enum class Stdout { Pipe, Socket };
+    enum class Stdout { kPipe, kSocket };
 
     explicit ShellProcess(const Job& job, std::optional<std::string> input = std::nullopt,
-                          const Body& body = run, Stdout kind = Stdout::Pipe)
+                          const Body& body = run, Stdout kind = Stdout::kPipe)
         : input_(std::move(input)), started_(Clock::now()) {
         int in[2], out[2], err[2];
         const bool made =
             pipe2(in, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0 &&
-            (kind == Stdout::Pipe ? pipe2(out, O_CLOEXEC)
-                                  : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out)) == 0;
+            (kind == Stdout::kPipe ? pipe2(out, O_CLOEXEC)
+                                   : socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out)) == 0;
         if (!made)
             throw std::runtime_error("pipe2");
         pid_ = fork();
@@ -730,7 +730,7 @@ TEST(ShellOutput, SocketStdoutWithSlowReaderKeepsItsFlags) {
     job.input = Input{};
     job.input.ranks = IdSet{0};
     ShellProcess shell(job, std::string(100, 'x'), run_and_report_flags,
-                       ShellProcess::Stdout::Socket);
+                       ShellProcess::Stdout::kSocket);
     shell.read_slowly(200us);
     const Outcome outcome = shell.finish();
     EXPECT_EQ(outcome.err, "fd 0 blocking\nfd 1 blocking\nfd 2 blocking\n");
@@ -792,7 +792,7 @@ TEST(ShellInput, FromAFile) {
     const test::ScratchDir dir;
     write_file(dir / "in", "from a file\n", 0644);
     Job job = sh_job({"cat", "cat"});
-    job.input.source = Input::Source::File;
+    job.input.source = Input::Source::kFile;
     job.input.file = dir / "in";
     job.input.ranks = IdSet{1};
     EXPECT_EQ(run_job(job).out, "from a file\n");

@@ -125,7 +125,7 @@ TEST(Spawner, TaskDiesWithTheProcessThatStartedIt) {
         const NullFds fds;
         const StartResult started =
             spawner.start(sleep_task(sleeper.marker()), sleep_path(), fds.task_fds());
-        _exit(started.failed == StartStep::None ? 0 : 1);
+        _exit(started.failed == StartStep::kNone ? 0 : 1);
     }
     int status = 0;
     ASSERT_EQ(waitpid(shell, &status, 0), shell);
@@ -161,7 +161,7 @@ TEST(Spawner, TaskJoinsTheJobsCgroupWhoseKillEndsIt) {
         const NullFds fds;
         const StartResult started =
             spawner.start(sleep_task(sleeper.marker()), sleep_path(), fds.task_fds());
-        ASSERT_EQ(started.failed, StartStep::None) << started.error;
+        ASSERT_EQ(started.failed, StartStep::kNone) << started.error;
         EXPECT_TRUE(cgroup_of(started.pid).ends_with("/" + name)) << cgroup_of(started.pid);
 
         EXPECT_TRUE(cgroup->kill_all());

@@ -130,7 +130,7 @@ public:
 
     bool read_until_output(const std::string& text) {
         return read_until([this, &text](const std::vector<Record>&) {
-            return output_of(Kind::Stdout, 0).find(text) != std::string::npos;
+            return output_of(Kind::kStdout, 0).find(text) != std::string::npos;
         });
     }
 
@@ -233,7 +233,7 @@ private:
 std::vector<Record> of_rank(const std::vector<Record>& list, std::uint32_t rank) {
     std::vector<Record> found;
     for (const Record& record : list)
-        if (record.kind != Kind::Started && record.kind != Kind::Message && record.rank == rank)
+        if (record.kind != Kind::kStarted && record.kind != Kind::kMessage && record.rank == rank)
             found.push_back(record);
     return found;
 }
@@ -241,14 +241,14 @@ std::vector<Record> of_rank(const std::vector<Record>& list, std::uint32_t rank)
 std::vector<Record> messages_in(const std::vector<Record>& list) {
     std::vector<Record> found;
     for (const Record& record : list)
-        if (record.kind == Kind::Message)
+        if (record.kind == Kind::kMessage)
             found.push_back(record);
     return found;
 }
 
 const Record* exit_record(const std::vector<Record>& list, std::uint32_t rank) {
     for (const Record& record : list)
-        if (record.kind == Kind::Exit && record.rank == rank)
+        if (record.kind == Kind::kExit && record.rank == rank)
             return &record;
     return nullptr;
 }
@@ -276,8 +276,8 @@ TEST(Supervised, TwoTasksOutputStartedAndExits) {
         ASSERT_EQ(mine.size(), 3u) << show(read);
         // Output first, in any order between the streams, then the end.
         const std::vector<Record> written = {
-            output(Kind::Stdout, rank, "out-" + std::to_string(rank) + "\n"),
-            output(Kind::Stderr, rank, "err-" + std::to_string(rank) + "\n")};
+            output(Kind::kStdout, rank, "out-" + std::to_string(rank) + "\n"),
+            output(Kind::kStderr, rank, "err-" + std::to_string(rank) + "\n")};
         EXPECT_TRUE(
             std::is_permutation(mine.begin(), mine.begin() + 2, written.begin(), written.end()))
             << show(read);
@@ -292,9 +292,9 @@ TEST(Supervised, LabelIsLeftToTheFrontEnds) {
     job.output.label = true;
     SupervisedShell shell(job);
     EXPECT_EQ(shell.finish(), 0);
-    EXPECT_EQ(shell.output_of(Kind::Stdout, 0), "hello\n");
-    EXPECT_EQ(shell.output_of(Kind::Stderr, 0), "oops\n");
-    EXPECT_EQ(shell.output_of(Kind::Stdout, 1), "hello\n");
+    EXPECT_EQ(shell.output_of(Kind::kStdout, 0), "hello\n");
+    EXPECT_EQ(shell.output_of(Kind::kStderr, 0), "oops\n");
+    EXPECT_EQ(shell.output_of(Kind::kStdout, 1), "hello\n");
     EXPECT_EQ(shell.stdio(), "");
 }
 
@@ -339,8 +339,8 @@ TEST(Supervised, ErrorFileAloneLeavesStdoutToRecords) {
     job.output.error_template = dir / "err";
     SupervisedShell shell(job);
     EXPECT_EQ(shell.finish(), 0);
-    EXPECT_EQ(shell.output_of(Kind::Stdout, 0), "o\n");
-    EXPECT_EQ(shell.output_of(Kind::Stderr, 0), "");
+    EXPECT_EQ(shell.output_of(Kind::kStdout, 0), "o\n");
+    EXPECT_EQ(shell.output_of(Kind::kStderr, 0), "");
     EXPECT_EQ(read_file(dir / "err"), "e\n");
 }
 
@@ -351,7 +351,7 @@ TEST(Supervised, UnbufferedBytesGoAsTheyCome) {
     EXPECT_EQ(shell.finish(), 0);
     std::vector<std::string> pieces;
     for (const Record& record : shell.records())
-        if (record.kind == Kind::Stdout)
+        if (record.kind == Kind::kStdout)
             pieces.push_back(record.bytes);
     EXPECT_EQ(pieces, (std::vector<std::string>{"a", "b\n"}));
 }
@@ -360,7 +360,7 @@ TEST(Supervised, BufferedPiecesMakeOneLine) {
     SupervisedShell shell(sh_job({"printf a; sleep 0.3; printf 'b\\n'"}));
     EXPECT_EQ(shell.finish(), 0);
     EXPECT_EQ(of_rank(shell.records(), 0),
-              (std::vector<Record>{output(Kind::Stdout, 0, "ab\n"), exit_of(0, 0)}));
+              (std::vector<Record>{output(Kind::kStdout, 0, "ab\n"), exit_of(0, 0)}));
 }
 
 TEST(Supervised, OneMegabyteArrivesExactAndInOrder) {
@@ -369,7 +369,7 @@ TEST(Supervised, OneMegabyteArrivesExactAndInOrder) {
     std::ofstream(dir / "data", std::ios::binary) << bytes;
     SupervisedShell shell(sh_job({"cat " + dir / "data"}));
     EXPECT_EQ(shell.finish(), 0);
-    const std::string got = shell.output_of(Kind::Stdout, 0);
+    const std::string got = shell.output_of(Kind::kStdout, 0);
     EXPECT_EQ(got.size(), bytes.size());
     EXPECT_TRUE(got == bytes);
     EXPECT_EQ(shell.stdio(), "");
@@ -383,15 +383,15 @@ TEST(Supervised, SlowBrokerLosesNothing) {
     SupervisedShell shell(sh_job({"cat " + dir / "data", "cat " + dir / "data" + " >&2"}));
     shell.read_slowly(50us);
     EXPECT_EQ(shell.finish(), 0);
-    EXPECT_TRUE(shell.output_of(Kind::Stdout, 0) == bytes);
-    EXPECT_TRUE(shell.output_of(Kind::Stderr, 1) == bytes);
+    EXPECT_TRUE(shell.output_of(Kind::kStdout, 0) == bytes);
+    EXPECT_TRUE(shell.output_of(Kind::kStderr, 1) == bytes);
 }
 
 // ---- control messages ----
 
 TEST(Supervised, SignalReachesEveryTask) {
     SupervisedShell shell(sh_job({"sleep 1000", "sleep 1000"}));
-    ASSERT_TRUE(shell.read_until_kind(Kind::Started));
+    ASSERT_TRUE(shell.read_until_kind(Kind::kStarted));
     shell.send("signal 15\n");
     EXPECT_EQ(shell.finish(), 128 + SIGTERM);
     for (std::uint32_t rank = 0; rank < 2; ++rank) {
@@ -409,7 +409,7 @@ TEST(Supervised, SignalReachesEveryTask) {
 
 TEST(Supervised, SignalKillIsSentToo) {
     SupervisedShell shell(sh_job({"trap '' TERM; sleep 1000"}));
-    ASSERT_TRUE(shell.read_until_kind(Kind::Started));
+    ASSERT_TRUE(shell.read_until_kind(Kind::kStarted));
     shell.send("signal 9\n");
     EXPECT_EQ(shell.finish(), 128 + SIGKILL);
     const Record* end = exit_record(shell.records(), 0);
@@ -434,7 +434,7 @@ TEST(Supervised, TerminateKillsWhatIgnoresTerm) {
 
 TEST(Supervised, MalformedControlKillsTheJob) {
     SupervisedShell shell(sh_job({"sleep 1000"}));
-    ASSERT_TRUE(shell.read_until_kind(Kind::Started));
+    ASSERT_TRUE(shell.read_until_kind(Kind::kStarted));
     shell.send("hello\n");
     EXPECT_EQ(shell.finish(), 128 + SIGKILL);
     EXPECT_EQ(shell.records(),
@@ -451,7 +451,7 @@ TEST(Supervised, MalformedControlKillsTheJob) {
 TEST(Supervised, ClosedSocketKillsTheTasks) {
     SupervisedShell shell(sh_job({"echo $$; exec sleep 1000"}));
     ASSERT_TRUE(shell.read_until_output("\n"));
-    const pid_t task = std::atoi(shell.output_of(Kind::Stdout, 0).c_str());
+    const pid_t task = std::atoi(shell.output_of(Kind::kStdout, 0).c_str());
     ASSERT_GT(task, 0);
     ASSERT_EQ(kill(task, 0), 0);
     shell.close_socket();

@@ -29,7 +29,7 @@ inline shell::Job sh_job(const std::vector<std::string>& scripts) {
     for (std::size_t rank = 0; rank < scripts.size(); ++rank)
         job.tasks.push_back(sh_task(static_cast<std::uint32_t>(rank), scripts[rank]));
     job.app_commands = {"sh"};
-    job.input.source = shell::Input::Source::None;
+    job.input.source = shell::Input::Source::kNone;
     return job;
 }
 
@@ -39,17 +39,17 @@ inline shell::records::Record output(shell::records::Record::Kind kind, std::uin
     return {.kind = kind, .rank = rank, .wait_status = 0, .bytes = std::move(bytes)};
 }
 inline shell::records::Record message(std::string line) {
-    return {.kind = shell::records::Record::Kind::Message,
+    return {.kind = shell::records::Record::Kind::kMessage,
             .rank = 0,
             .wait_status = 0,
             .bytes = std::move(line)};
 }
 inline shell::records::Record started() {
     return {
-        .kind = shell::records::Record::Kind::Started, .rank = 0, .wait_status = 0, .bytes = {}};
+        .kind = shell::records::Record::Kind::kStarted, .rank = 0, .wait_status = 0, .bytes = {}};
 }
 inline shell::records::Record exit_of(std::uint32_t rank, int wait_status) {
-    return {.kind = shell::records::Record::Kind::Exit,
+    return {.kind = shell::records::Record::Kind::kExit,
             .rank = rank,
             .wait_status = wait_status,
             .bytes = {}};

@@ -1,4 +1,5 @@
-// write_all: every byte written, and the errno of a failing write.
+// read_all and write_all: every byte read or written, and the errno of a
+// failing call.
 #include "util/file.h"
 
 #include <signal.h>
@@ -44,6 +45,26 @@ TEST(WriteAll, GivesTheErrnoOfAFailingWrite) {
     ::signal(SIGPIPE, previous);
     ::close(pipe_fds[1]);
     EXPECT_EQ(write_all(-1, "x"), EBADF);
+}
+
+TEST(ReadAll, AppendsEveryByteToTheEnd) {
+    const int fd = ::memfd_create("file_test", MFD_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    std::string bytes(3 << 20, 'x');  // more than one read takes
+    bytes[1] = '\0';
+    bytes.back() = 'y';
+    ASSERT_EQ(write_all(fd, bytes), 0);
+    ASSERT_EQ(::lseek(fd, 0, SEEK_SET), 0);
+    std::string text = "before ";
+    EXPECT_EQ(read_all(fd, text), 0);
+    EXPECT_EQ(text, "before " + bytes);
+    ::close(fd);
+}
+
+TEST(ReadAll, GivesTheErrnoOfAFailingRead) {
+    std::string text = "kept";
+    EXPECT_EQ(read_all(-1, text), EBADF);
+    EXPECT_EQ(text, "kept");
 }
 
 }  // namespace
