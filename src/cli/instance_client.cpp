@@ -13,6 +13,10 @@
 
 namespace gantry::cli {
 
+// Job states as the record store names them.
+using broker::JobState;
+using broker::parse_job_state;
+
 // --- The instance ------------------------------------------------------------
 
 CLI::Option* add_uri_option(CLI::App& app, std::optional<std::string>& uri) {

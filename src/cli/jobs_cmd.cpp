@@ -28,6 +28,10 @@
 
 namespace gantry::cli {
 
+// Job states as the record store names them.
+using broker::JobState;
+using broker::parse_job_state;
+
 namespace {
 
 constexpr std::string_view kJobsExamples = R"(Examples:
