@@ -20,13 +20,13 @@
 
 namespace {
 
-using gantry::Allocation;
 using gantry::IdSet;
-using gantry::JobId;
-using gantry::PendingJob;
-using gantry::Request;
 using gantry::ResourceSet;
-using gantry::Scheduler;
+using gantry::broker::Allocation;
+using gantry::broker::JobId;
+using gantry::broker::PendingJob;
+using gantry::broker::Request;
+using gantry::broker::Scheduler;
 
 constexpr int kNodes = 1000;
 constexpr int kCores = 64;

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "shell/clone_into.h"
+#include "shell/exit_status.h"
 #include "topo/topology.h"
 #include "util/file.h"
 
@@ -118,14 +119,6 @@ void give_terminal(pid_t group) {
     sigprocmask(SIG_BLOCK, &ttou, &old);
     ::tcsetpgrp(STDIN_FILENO, group);
     sigprocmask(SIG_SETMASK, &old, nullptr);
-}
-
-int exit_code_of(int wait_status) {
-    if (WIFEXITED(wait_status))
-        return WEXITSTATUS(wait_status);
-    if (WIFSIGNALED(wait_status))
-        return 128 + WTERMSIG(wait_status);
-    return 1;
 }
 
 }  // namespace
@@ -401,7 +394,7 @@ Status Instance::spawn_initial_program() {
 
 void Instance::initial_program_ended(int wait_status) {
     initial_containment_->end();  // what it left running (`cmd &`) ends with it
-    exit_code_ = exit_code_of(wait_status);
+    exit_code_ = shell::exit_code_of(wait_status);
     initial_pid_ = -1;
     initial_exit_.reset();
     if (foreground_)

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-namespace gantry {
+namespace gantry::broker {
 
 // 1, 2, 3... in submit order, unique within the instance; never reused, even
 // after a purge.
 using JobId = std::uint64_t;
 
-}  // namespace gantry
+}  // namespace gantry::broker

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-namespace gantry {
+namespace gantry::broker {
 
 using scheduler_detail::Node;
 using scheduler_detail::Piece;
@@ -612,4 +612,4 @@ ResourceSet Scheduler::to_R(const Placement& placement, std::uint64_t nslots, do
     return std::move(R).value();
 }
 
-}  // namespace gantry
+}  // namespace gantry::broker

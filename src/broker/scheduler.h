@@ -18,7 +18,7 @@
 #include "formats/rset.h"
 #include "util/error.h"
 
-namespace gantry {
+namespace gantry::broker {
 
 // What a job asks for, as `gantry submit` / `run` options spell it, with
 // flux's meaning: a task slot is `cores_per_task` cores and `gpus_per_task`
@@ -206,4 +206,4 @@ private:
     std::optional<Head> head_;  // the last pass's reservation
 };
 
-}  // namespace gantry
+}  // namespace gantry::broker

@@ -9,7 +9,7 @@
 
 #include <sqlite3.h>
 
-namespace gantry {
+namespace gantry::broker {
 namespace {
 
 constexpr const char* kDomain = "store";
@@ -1076,4 +1076,4 @@ Status Transaction::commit() {
     return status;
 }
 
-}  // namespace gantry
+}  // namespace gantry::broker

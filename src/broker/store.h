@@ -27,7 +27,7 @@
 #include "util/error.h"
 #include "util/json.h"
 
-namespace gantry {
+namespace gantry::broker {
 
 // The job states of Flux RFC 21 that gantry uses, in the order a job goes
 // through them. A job only moves forward; INACTIVE is its last state.
@@ -225,4 +225,4 @@ private:
     Store::Impl* store_;
 };
 
-}  // namespace gantry
+}  // namespace gantry::broker

@@ -10,8 +10,13 @@
 #include "broker/store.h"
 
 #include "cli/command.h"
+#include "util/text.h"
 
 namespace gantry::cli {
+
+// Job states as the record store names them.
+using broker::JobState;
+using broker::parse_job_state;
 
 // --- The instance ------------------------------------------------------------
 
@@ -103,21 +108,15 @@ Result<std::vector<std::string>> job_states_of(std::string_view domain, std::str
         {"active",
          {JobState::kNew, JobState::kDepend, JobState::kSched, JobState::kRun, JobState::kCleanup}},
     };
-    const auto with_case = [](std::string_view word, int (*to)(int)) {
-        std::string changed(word);
-        std::transform(changed.begin(), changed.end(), changed.begin(),
-                       [to](unsigned char c) { return static_cast<char>(to(c)); });
-        return changed;
-    };
     std::vector<JobState> states;
     for (std::size_t start = 0; start <= text.size();) {
         auto comma = text.find(',', start);
         if (comma == std::string_view::npos)
             comma = text.size();
-        const std::string word = with_case(text.substr(start, comma - start), ::tolower);
+        const std::string word = lower_case(text.substr(start, comma - start));
         if (const auto group = kGroups.find(word); group != kGroups.end())
             states.insert(states.end(), group->second.begin(), group->second.end());
-        else if (const auto state = parse_job_state(with_case(word, ::toupper)))
+        else if (const auto state = parse_job_state(upper_case(word)))
             states.push_back(*state);
         else
             return Error(std::string(domain),

@@ -25,8 +25,13 @@
 #include "formats/rset.h"
 #include "shell/exit_status.h"
 #include "util/duration.h"
+#include "util/text.h"
 
 namespace gantry::cli {
+
+// Job states as the record store names them.
+using broker::JobState;
+using broker::parse_job_state;
 
 namespace {
 
@@ -305,13 +310,6 @@ const std::map<std::string, std::string> kJobFields = {
 constexpr std::string_view kDefaultJobsFormat =
     "{id:>5} {username:<8} {name:<10} {status_abbrev:>2} {ntasks:>6} {contextual_time:>8} "
     "{exit_code:>4}";
-
-std::string upper_case(std::string_view text) {
-    std::string upper(text);
-    std::transform(upper.begin(), upper.end(), upper.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return upper;
-}
 
 // The value of one --format field of a job's summary.
 std::string job_field(const Json& job, const std::string& field, double now) {

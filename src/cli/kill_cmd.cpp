@@ -17,6 +17,7 @@
 #include "cli/instance_client.h"
 #include "cli/run_options.h"
 #include "formats/jobspec.h"
+#include "util/text.h"
 
 namespace gantry::cli {
 
@@ -125,9 +126,7 @@ Result<int> parse_signal(std::string_view text) {
     if (const auto [ptr, ec] = std::from_chars(text.data(), end, number);
         ec == std::errc() && ptr == end && number > 0 && number < NSIG)
         return number;
-    std::string name(text);
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    std::string name = upper_case(text);
     if (name.starts_with("SIG"))
         name.erase(0, 3);
     for (int signal = 1; signal < NSIG; ++signal)

@@ -4,16 +4,14 @@
 #include <queue>
 #include <utility>
 
+#include "util/text.h"
+
 namespace gantry {
 
 namespace {
 
 constexpr std::string_view kDomain = "hostlist";
 constexpr std::uint64_t kMaxNumber = 999'999'999'999'999'999;  // kMaxIdDigits nines
-
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
 
 std::size_t digit_count(std::uint64_t n) {
     std::size_t count = 1;

@@ -21,10 +21,6 @@ constexpr std::uint64_t width(const IdSet::Range& r) {
     return std::uint64_t{r.hi} - r.lo + 1;
 }
 
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
 std::string describe(char c) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte > 0x20 && byte < 0x7f)

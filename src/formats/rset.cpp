@@ -342,10 +342,6 @@ Result<ResourceSet> ResourceSet::parse(std::string_view text) {
 
 namespace {
 
-bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
 // Where the JSON value that starts at `begin` ends: after its closing bracket
 // or quote, or at the next space or bracket for a bare word. The value is
 // parsed afterwards, so a broken one only needs to end somewhere.
@@ -353,7 +349,7 @@ std::size_t value_end(std::string_view text, std::size_t begin) {
     const char first = text[begin];
     if (first != '{' && first != '[' && first != '"') {
         std::size_t end = begin + 1;
-        while (end < text.size() && !is_space(text[end]) &&
+        while (end < text.size() && !is_json_space(text[end]) &&
                std::string_view("{}[]\"").find(text[end]) == std::string_view::npos)
             ++end;
         return end;
@@ -388,7 +384,7 @@ Result<std::vector<ResourceSet>> ResourceSet::parse_all(std::string_view text) {
     std::vector<ResourceSet> sets;
     std::size_t pos = 0;
     while (true) {
-        while (pos < text.size() && is_space(text[pos]))
+        while (pos < text.size() && is_json_space(text[pos]))
             ++pos;
         if (pos == text.size())
             return sets;

@@ -23,17 +23,10 @@ Error error_in(std::string message, std::string_view input) {
     return Error::in(std::string(kDomain), std::move(message), input);
 }
 
-bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
 std::string_view trim(std::string_view text) {
-    while (!text.empty() && is_space(text.front()))
+    while (!text.empty() && is_json_space(text.front()))
         text.remove_prefix(1);
-    while (!text.empty() && is_space(text.back()))
+    while (!text.empty() && is_json_space(text.back()))
         text.remove_suffix(1);
     return text;
 }
@@ -91,14 +84,14 @@ std::size_t skip_json_value(std::string_view text, std::size_t pos) {
         }
         return pos;
     }
-    while (pos < text.size() && !is_space(text[pos]) && text[pos] != ',' && text[pos] != ']' &&
+    while (pos < text.size() && !is_json_space(text[pos]) && text[pos] != ',' && text[pos] != ']' &&
            text[pos] != '}')
         ++pos;
     return pos;
 }
 
 std::size_t skip_space(std::string_view text, std::size_t pos) {
-    while (pos < text.size() && is_space(text[pos]))
+    while (pos < text.size() && is_json_space(text[pos]))
         ++pos;
     return pos;
 }

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "formats/rset.h"
+#include "util/text.h"
 
 namespace gantry {
 namespace {
@@ -131,13 +132,6 @@ bool is_keyword(std::string_view key, std::initializer_list<std::string_view> na
     return std::find(names.begin(), names.end(), key) != names.end();
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 struct HostfileLine {
     HostSpec host;
     bool exclude = false;
@@ -168,7 +162,7 @@ Result<HostfileLine> parse_hostfile_line(std::string_view line, std::string_view
     parsed.host.name = std::string(name);
     for (std::size_t w = 1; w < words.size(); ++w) {
         const std::size_t equals = words[w].find('=');
-        const std::string key = lower(words[w].substr(0, equals));
+        const std::string key = lower_case(words[w].substr(0, equals));
         const auto parsed_value =
             equals == std::string_view::npos ? std::nullopt : number(words[w].substr(equals + 1));
         const unsigned value = parsed_value.value_or(0);

@@ -4,22 +4,10 @@
 #include <cctype>
 #include <charconv>
 
+#include "util/text.h"
+
 namespace gantry {
 namespace {
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
-std::string upper(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return out;
-}
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
     std::vector<std::string_view> parts;
@@ -58,7 +46,7 @@ struct Match {
 Result<Match> match_word(std::string_view domain, std::string_view what, std::string_view token,
                          std::span<const Word> words, std::string_view input) {
     const std::size_t equals = token.find('=');
-    const std::string key = lower(token.substr(0, equals));
+    const std::string key = lower_case(token.substr(0, equals));
     std::optional<std::string_view> value;
     if (equals != std::string_view::npos)
         value = token.substr(equals + 1);
@@ -267,7 +255,7 @@ Status parse_ppr(MapPolicy& map, std::span<const std::string_view> fields, std::
     map.ppr_count = *count;
     map.ppr_level = static_cast<MapBy>(level->word->tag);
     if (map.ppr_level == MapBy::kDevice)
-        map.device = lower(*level->value);
+        map.device = lower_case(*level->value);
     return {};
 }
 
@@ -285,7 +273,7 @@ Status parse_directive(MapPolicy& map, std::string_view token, std::string_view 
                 input);
         map.pe_list = *list;
     } else if (map.by == MapBy::kDevice) {
-        map.device = lower(*directive->value);
+        map.device = lower_case(*directive->value);
     }
     return {};
 }
@@ -352,7 +340,7 @@ constexpr Word kBindQualifiers[] = {
 std::vector<std::string_view> qualifier_tokens(std::span<const std::string_view> fields) {
     std::vector<std::string_view> tokens;
     for (const std::string_view field : fields) {
-        if (lower(field.substr(0, 5)) == "file=") {
+        if (lower_case(field.substr(0, 5)) == "file=") {
             tokens.push_back(field);
             continue;
         }
@@ -490,7 +478,7 @@ std::string mapping_name(const MapPolicy& map) {
     if (by == MapBy::kDevice)
         return "BYDEVICE";
     if (const auto object = mapped_object(map))
-        return "BY" + upper(to_string(*object));
+        return "BY" + upper_case(to_string(*object));
     switch (by) {
         case MapBy::kNode:
             return "BYNODE";
@@ -519,7 +507,7 @@ std::string ranking_name(RankBy by) {
 
 std::string binding_name(BindTo to) {
     if (const auto object = bound_object(to))
-        return upper(to_string(*object));
+        return upper_case(to_string(*object));
     return "NONE";
 }
 

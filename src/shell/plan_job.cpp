@@ -13,6 +13,7 @@
 #include "shell/output.h"
 #include "topo/topology.h"
 #include "util/file.h"
+#include "util/text.h"
 
 namespace gantry::shell {
 namespace {
@@ -163,9 +164,7 @@ Status add_rank_dir(const Jobspec& spec, const std::string& job_id, Output& outp
         std::size_t start = colon + 1;
         while (start <= value.size()) {
             const std::size_t comma = std::min(value.find(',', start), value.size());
-            std::string qualifier = value.substr(start, comma - start);
-            std::transform(qualifier.begin(), qualifier.end(), qualifier.begin(),
-                           [](unsigned char c) { return std::tolower(c); });
+            const std::string qualifier = lower_case(value.substr(start, comma - start));
             if (qualifier == "nojobid")
                 with_job_id = false;
             else if (qualifier == "nocopy")

@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-namespace gantry {
+namespace gantry::broker {
 namespace {
 
 // 8 nodes of 8 cores and 2 GPUs.
@@ -116,4 +116,4 @@ TEST(SchedulerBackfill, RandomWorkloadsKeepEveryPromise) {
 }
 
 }  // namespace
-}  // namespace gantry
+}  // namespace gantry::broker

@@ -12,7 +12,7 @@
 
 #include "formats/jobspec.h"
 
-namespace gantry {
+namespace gantry::broker {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -409,4 +409,4 @@ TEST(Scheduler, RestoreReRegistersARunningJob) {
 }
 
 }  // namespace
-}  // namespace gantry
+}  // namespace gantry::broker

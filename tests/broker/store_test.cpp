@@ -12,7 +12,7 @@
 #include "support/scratch.h"
 #include "support/vectors.h"
 
-namespace gantry {
+namespace gantry::broker {
 
 // Readable values in failure messages.
 void PrintTo(const OutputChunk& chunk, std::ostream* out) {
@@ -751,4 +751,4 @@ TEST_F(StoreTest, CheckFindsAnIntactFileOk) {
 }
 
 }  // namespace
-}  // namespace gantry
+}  // namespace gantry::broker

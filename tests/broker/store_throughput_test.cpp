@@ -14,7 +14,7 @@
 
 #include "support/scratch.h"
 
-namespace gantry {
+namespace gantry::broker {
 namespace {
 
 namespace fs = std::filesystem;
@@ -168,4 +168,4 @@ TEST(StoreThroughput, AppendsEventsOneAtATime) {
 }
 
 }  // namespace
-}  // namespace gantry
+}  // namespace gantry::broker
