@@ -641,7 +641,13 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         try {
             zmq::socket_t dealer(context, zmq::socket_type::dealer);
             dealer.set(zmq::sockopt::linger, 0);
-            dealer.set(zmq::sockopt::immediate, true);
+            // Not ZMQ_IMMEDIATE: with it, libzmq 4.3.4 throws away what
+            // arrived on a connection when the connection ends before the
+            // socket was read, and a closing parent's goodbye with it. The
+            // overlay sends nothing up before the parent answered hello and
+            // after it was lost; between, during a reconnection, libzmq
+            // keeps what is sent until the connection is back.
+            dealer.set(zmq::sockopt::immediate, false);
             dealer.set(zmq::sockopt::maxmsgsize, kMaxFrame);
             dealer.set(zmq::sockopt::routing_id, new_routing_id(self()));
             set_key(dealer, ZMQ_CURVE_SERVERKEY, options.parent_public_key);
