@@ -254,7 +254,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
                     Frames frames = std::move(child.outbox.front());
                     child.outbox.pop_front();
                     if (*result != 0)
-                        undeliverable(frames, rank);
+                        undeliverable(frames);
                 }
             }
         }
@@ -283,15 +283,15 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         return 0;
     }
 
-    // A message that could not leave for `rank`: a request is answered "no
-    // route" along its route; anything else is dropped.
-    void undeliverable(const Frames& frames, Rank rank) {
+    // A message that could not leave: a request is answered "no route" along
+    // its route; anything else is dropped.
+    void undeliverable(const Frames& frames) {
         if (frames.size() < 2 || frames[0] != kRequest)
             return;
         std::optional<std::int64_t> id;
         auto request = parse_message(frames[1], id);
-        if (request)  // its route ends with this rank: the answer starts here
-            answer_no_route(*request, rank);
+        if (request && request->rank)  // its route ends here: the answer starts here
+            answer_no_route(*request, *request->rank);
     }
 
     void answer_no_route(const Message& request, Rank rank) {
@@ -533,14 +533,20 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         if (child == up.end())
             return;
         rank_of.erase(child->second.routing_id);
+        const std::deque<Frames> unsent = std::move(child->second.outbox);
         up.erase(child);
+        for (const Frames& frames : unsent)
+            undeliverable(frames);
         if (handlers.child_lost)
             handlers.child_lost(rank, why);
     }
 
     void lose_parent(const std::string& why) {
         parent_state = ParentState::kLost;
+        const std::deque<Frames> unsent = std::move(parent_outbox);
         parent_outbox.clear();
+        for (const Frames& frames : unsent)
+            undeliverable(frames);
         if (parent)
             parent->retire();
         parent.reset();

@@ -88,8 +88,11 @@ public:
     // expecting parent_public_key) and says hello: {"rank":R} with
     // `hello`'s members. The parent answers hello-ok (parent_up), or refuses
     // (a rank that is not its child, a rank already up: "rank 3 is already
-    // up"), which reaches parent_lost with the parent's words. Connecting
-    // again replaces the previous connection.
+    // up"), which reaches parent_lost with the parent's words. After
+    // parent_lost, connect() again makes a new connection and says hello
+    // again; called while the parent is up, it drops the connection without
+    // a goodbye, and the parent refuses the new hello until it has lost the
+    // old one.
     Status connect(const std::string& parent_endpoint, const Json& hello);
 
     // Sends `request` toward request.rank (which must be set): down to the

@@ -501,6 +501,27 @@ TEST(OverlayTest, ASilentChildIsLostWithItsSubtree) {
         << why;
 }
 
+TEST(OverlayTest, ASilentParentIsLostOnce) {
+    asio::io_context loop;
+    asio::io_context frozen;
+    Instance instance(Tree{3, 2},
+                      [&](Rank rank) -> asio::io_context& { return rank == 0 ? frozen : loop; });
+    ASSERT_TRUE(run_until({&loop, &frozen}, [&] { return instance.all_up(); }));
+    const auto start = Clock::now();
+    ASSERT_TRUE(run_until(
+        loop, [&] { return !instance[1].parent_lost.empty() && !instance[2].parent_lost.empty(); },
+        2000ms));
+    EXPECT_LT(Clock::now() - start, 400ms + 300ms);
+    run_for(loop, 300ms);
+    for (const Rank rank : {1, 2}) {
+        EXPECT_EQ(instance[rank].parent_lost,
+                  std::vector<std::string>{"no word from the parent (rank 0) in 400 ms"});
+        EXPECT_FALSE(instance[rank].overlay->parent_up());
+        EXPECT_EQ(instance[rank].overlay->send(request_to(0, 1)).error().str(),
+                  "overlay: no route to rank 0");
+    }
+}
+
 TEST(OverlayTest, HellosRefusedAndARestartedChild) {
     asio::io_context loop;
     Instance instance(
