@@ -164,7 +164,10 @@ Result<std::optional<Client>> Client::from_environment(const Environment& enviro
         return std::optional<Client>();
     const auto pmi_id = environment("PMI_ID");
     std::pair<int, int> rank_size{0, 1};
-    if (!pmi_id) {
+    if (pmi_id) {
+        if (auto id = int_of_variable("PMI_ID", *pmi_id); !id)
+            return id.error();
+    } else {
         auto from_variables = rank_and_size(environment);
         if (!from_variables)
             return from_variables.error();

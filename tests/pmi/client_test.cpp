@@ -530,6 +530,8 @@ TEST(PmiClient, BadEnvironmentsAreOneLineErrors) {
         {{{"PMI_PORT", "127.0.0.1:"}, {"PMI_ID", "0"}},
          "pmi: PMI_PORT=\"127.0.0.1:\" is not host:port"},
         {{{"PMI_PORT", "127.0.0.1:1"}, {"PMI_RANK", "x"}}, "pmi: PMI_RANK=\"x\" is not a number"},
+        {{{"PMI_PORT", "127.0.0.1:1"}, {"PMI_ID", "0 cmd=abort"}},
+         "pmi: PMI_ID=\"0 cmd=abort\" is not a number"},
         {{{"PMI_PORT", "127.0.0.1:1"}, {"PMI_ID", "0"}},
          "pmi: cannot connect to PMI_PORT=\"127.0.0.1:1\": Connection refused"},
     };
