@@ -198,13 +198,16 @@ std::optional<int> show(const Jobspec& spec, const JobMap& map, bool dry_run) {
 }
 
 // Starts the job's tasks here and waits for them: the job's exit code.
-int launch(const Jobspec& spec, const JobMap& map, const shell::LaunchSettings& settings) {
+int launch(const Jobspec& spec, const JobMap& map, const shell::LaunchSettings& settings,
+           const std::function<void(shell::Job&)>& adjust) {
     std::string warning;
     auto job = shell::local_job(spec, map, settings, warning);
     if (!warning.empty())
         std::cerr << "gantry: " << warning << '\n';
     if (!job)
         return fail(job.error());
+    if (adjust)
+        adjust(*job);
     std::cout.flush();  // the map before the tasks' output
     return shell::run(*job);
 }
@@ -266,6 +269,11 @@ int run_main(int argc, char** argv) {
     print_notes(*run);
     if (const auto uri = instance_of(*run))
         return run_in_instance(*run, *uri);
+    return run_here(*run);
+}
+
+int run_here(const RunCommand& command, const std::function<void(shell::Job&)>& adjust) {
+    const RunCommand* run = &command;
     if (auto status = check_no_scheduling(*run); !status)
         return fail(status.error());
     const Jobspec& spec = run->jobspec;
@@ -292,7 +300,7 @@ int run_main(int argc, char** argv) {
         return *failed;
     if (run->dry_run)
         return kExitOk;
-    return launch(spec, *map, *settings);
+    return launch(spec, *map, *settings, adjust);
 }
 
 }  // namespace gantry::cli

@@ -726,7 +726,8 @@ Result<std::unique_ptr<Overlay>> Overlay::open(asio::io_context& loop, OverlayOp
     for (std::size_t i = 0; i < options.authorized_keys.size(); ++i)
         if (!is_key(options.authorized_keys[i]))
             return invalid("authorized_keys[" + std::to_string(i) + "] is not a CURVE key");
-    if (options.rank > 0 && !is_key(options.parent_public_key))
+    if (options.rank > 0 && !options.parent_public_key.empty() &&
+        !is_key(options.parent_public_key))
         return invalid("parent_public_key is not a CURVE key");
 
     auto state = std::make_shared<State>(loop, std::move(options), std::move(handlers));
@@ -748,7 +749,20 @@ const std::string& Overlay::endpoint() const {
 }
 
 Status Overlay::connect(const std::string& parent_endpoint, const Json& hello) {
+    if (state_->options.rank > 0 && !is_key(state_->options.parent_public_key))
+        return invalid("parent_public_key is not a CURVE key");
     return state_->connect(parent_endpoint, hello);
+}
+
+void Overlay::authorize(std::vector<std::string> keys) {
+    state_->options.authorized_keys = std::move(keys);
+}
+
+Status Overlay::set_parent_key(const std::string& key) {
+    if (!is_key(key))
+        return invalid("parent_public_key is not a CURVE key");
+    state_->options.parent_public_key = key;
+    return {};
 }
 
 Status Overlay::send(Message request) {

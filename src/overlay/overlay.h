@@ -94,6 +94,12 @@ public:
     // a goodbye, and the parent refuses the new hello until it has lost the
     // old one.
     Status connect(const std::string& parent_endpoint, const Json& hello);
+    // The keys children may present from now on (replacing authorized_keys):
+    // a bootstrap learns them only after this broker has bound its socket.
+    void authorize(std::vector<std::string> keys);
+    // The key the parent must present at the next connect() (replacing
+    // parent_public_key). Error: not a CURVE key.
+    Status set_parent_key(const std::string& key);
 
     // Sends `request` toward request.rank (which must be set): down to the
     // child whose subtree holds it, else up to the parent; appends this rank
