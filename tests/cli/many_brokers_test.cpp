@@ -38,6 +38,17 @@ TEST(ManyBrokers, TasksRunOnTheNodesOfTheirRanks) {
                                         "5 2 1 8", "6 3 0 8", "7 3 1 8"}));
 }
 
+// --oversubscribe with -N: the tasks share the slots of those nodes.
+TEST(ManyBrokers, OversubscribedTasksShareTheirNodes) {
+    const auto result =
+        run_gantry({"start", "--test-size=4", "--", gantry_binary(), "run", "-N", "2", "-n", "12",
+                    "--oversubscribe", "sh", "-c", "echo $GANTRY_NODE_ID $GANTRY_JOB_NNODES"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    std::vector<std::string> expected(6, "0 2");
+    expected.insert(expected.end(), 6, "1 2");
+    EXPECT_EQ(sorted_lines(result.out), expected);
+}
+
 TEST(ManyBrokers, EachBrokerIsANodeWithItsHostName) {
     const auto result =
         run_gantry({"start", "--test-size=3", "--test-hosts=n[1-3]", "--", gantry_binary(), "run",
