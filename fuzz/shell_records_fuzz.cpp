@@ -1,11 +1,12 @@
 // Fuzzes the readers of the supervised shell's records and control
 // messages. The first two bytes of the input (little-endian) choose where
 // the rest is cut in two; the rest is given to a Reader and to a
-// ControlReader in those two pieces. Checks that every record read
-// re-encodes to exactly the bytes it consumed, that nothing is consumed
-// without a record, that an error names the offset where reading stopped
-// and stays, and that the cut changes nothing: the same records and the
-// same error as the whole input given at once.
+// ControlReader in those two pieces, and a fence's bytes are read as puts.
+// Checks that every record read re-encodes to exactly the bytes it
+// consumed, that nothing is consumed without a record, that an error names
+// the offset where reading stopped and stays, and that the cut changes
+// nothing: the same records and the same error as the whole input given at
+// once.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -20,6 +21,7 @@ namespace {
 using gantry::Error;
 using gantry::shell::records::Control;
 using gantry::shell::records::ControlReader;
+using gantry::shell::records::kMaxFence;
 using gantry::shell::records::kMaxHeader;
 using gantry::shell::records::kMaxLength;
 using gantry::shell::records::Reader;
@@ -32,7 +34,21 @@ void require(bool condition) {
 
 bool carries_bytes(const Record& record) {
     return record.kind == Record::Kind::kStdout || record.kind == Record::Kind::kStderr ||
-           record.kind == Record::Kind::kMessage;
+           record.kind == Record::Kind::kMessage || record.kind == Record::Kind::kFence;
+}
+
+// A fence's bytes either parse into puts that encode to bytes which parse
+// to the same puts, or give one line of error.
+void check_fence(const std::string& bytes) {
+    const auto puts = gantry::shell::records::parse_key_values(bytes);
+    if (!puts) {
+        const std::string line = puts.error().str();
+        require(line.starts_with("records: fence line ") && line.find('\n') == std::string::npos);
+        return;
+    }
+    const auto again =
+        gantry::shell::records::parse_key_values(gantry::shell::records::encode_key_values(*puts));
+    require(again && *again == *puts);
 }
 
 void check_value(const Record& record) {
@@ -40,11 +56,16 @@ void check_value(const Record& record) {
     require(carries_bytes(record) || record.bytes.empty());
     require(record.wait_status >= 0);
     require(record.kind == Record::Kind::kExit || record.wait_status == 0);
+    if (record.kind == Record::Kind::kFence)
+        check_fence(record.bytes);
 }
 
 void check_value(const Control& control) {
     require(control.kind == Control::Kind::kSignal ? control.signal >= 1 && control.signal <= 64
                                                    : control.signal == 0);
+    require(control.kind == Control::Kind::kFence || control.bytes.empty());
+    if (control.kind == Control::Kind::kFence)
+        check_fence(control.bytes);
 }
 
 // What a reader made of a stream.
@@ -99,7 +120,7 @@ Outcome<Value> read(std::string_view stream, std::size_t cut) {
         require(!again && again.error() == *outcome.error);
     } else {
         // What is left is the start of a record still on its way.
-        require(stream.size() - outcome.consumed < kMaxHeader + kMaxLength);
+        require(stream.size() - outcome.consumed < kMaxHeader + kMaxFence);
     }
     return outcome;
 }

@@ -238,6 +238,11 @@ void ShellProcess::terminate() {
         shell::records::encode(shell::records::Control{shell::records::Control::Kind::kTerminate}));
 }
 
+void ShellProcess::complete_fence(std::string merged_puts) {
+    control_->write(shell::records::encode(
+        shell::records::Control{shell::records::Control::Kind::kFence, 0, std::move(merged_puts)}));
+}
+
 Status ShellProcess::write_stdin(std::string_view bytes) {
     if (!stdin_open())
         return Error(std::string(kDomain), "the job's stdin is closed");

@@ -80,6 +80,9 @@ public:
     void signal(int number);
     // SIGTERM to every task, SIGKILL after the job's kill timeout.
     void terminate();
+    // Completes the shell's PMI barrier with every node's puts (KEY=VALUE
+    // lines, shell/records.h).
+    void complete_fence(std::string merged_puts);
     // Bytes for the tasks that read stdin, and its end.
     Status write_stdin(std::string_view bytes);
     void close_stdin();

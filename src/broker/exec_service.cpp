@@ -54,6 +54,11 @@ public:
             if (!shell.ended)
                 shell.process->terminate();
     }
+    void complete_fence(const std::string& merged_puts) override {
+        for (RankShell& shell : shells_)
+            if (!shell.ended)
+                shell.process->complete_fence(merged_puts);
+    }
     // Rank 0 of the job, and whoever --input names, are on the first shell.
     Status write_stdin(std::string_view bytes) override {
         return shells_.front().process->write_stdin(bytes);
@@ -84,6 +89,12 @@ private:
                 break;
             case Kind::kExit:
                 events_.task_end(TaskEnd{job_, shell.rank, record.rank, record.wait_status});
+                break;
+            case Kind::kFence:
+                if (events_.fence)
+                    events_.fence(shell.rank, std::move(record.bytes));
+                else
+                    shell.process->complete_fence(std::move(record.bytes));
                 break;
         }
     }

@@ -63,6 +63,11 @@ struct ExecEvents {
     std::function<void(int wait_status)> finished;
     std::function<void(const ShellOutput& output)> output;
     std::function<void(const TaskEnd& end)> task_end;
+    // The shell of `rank` is in a PMI barrier of a job that spans nodes,
+    // with its node's puts (KEY=VALUE lines): the barrier completes when
+    // Execution::complete_fence gives it every node's. Unset: each shell's
+    // barrier is completed at once with its own puts.
+    std::function<void(std::uint32_t rank, std::string puts)> fence = nullptr;
 };
 
 // What to run: the job's tasks as `jobspec` (placed) says, inside `R`.
@@ -81,6 +86,8 @@ public:
     virtual void signal(int number) = 0;
     // SIGTERM to every task, SIGKILL after the job's kill timeout.
     virtual void terminate() = 0;
+    // Completes the PMI barrier every shell is in (ExecEvents::fence).
+    virtual void complete_fence(const std::string& merged_puts) = 0;
     // Bytes for the tasks that read stdin (rank 0's shell's), and its end.
     virtual Status write_stdin(std::string_view bytes) = 0;
     virtual void close_stdin() = 0;

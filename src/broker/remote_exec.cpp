@@ -10,6 +10,7 @@
 #include <asio/post.hpp>
 
 #include "shell/exit_status.h"
+#include "shell/records.h"
 #include "util/base64.h"
 
 namespace gantry::broker {
@@ -118,6 +119,18 @@ public:
         }
     }
 
+    // The merged puts go to every part still running.
+    void complete_fence(const std::string& merged_puts) override {
+        for (Part& part : parts_) {
+            if (part.ended)
+                continue;
+            if (part.local)
+                part.local->complete_fence(merged_puts);
+            else
+                send(part, "exec.fence", {{"job", job_}, {"puts", base64_encode(merged_puts)}});
+        }
+    }
+
     // Stdin goes to the job's first rank, where its rank 0 task runs.
     Status write_stdin(std::string_view bytes) override {
         Part& first = parts_.front();
@@ -157,6 +170,9 @@ private:
         events.finished = [this, rank](int status) { part_ended(rank, status); };
         events.output = [this](const ShellOutput& output) { events_.output(output); };
         events.task_end = [this](const TaskEnd& end) { events_.task_end(end); };
+        events.fence = [this](std::uint32_t from, std::string puts) {
+            part_fenced(from, std::move(puts));
+        };
         return events;
     }
 
@@ -186,11 +202,36 @@ private:
         } else if (name == "task-end") {
             events_.task_end(
                 TaskEnd{job_, rank, event.value("task", 0u), event.value("status", 0)});
+        } else if (name == "fence") {
+            if (auto puts = base64_decode(event.value("puts", "")))
+                part_fenced(rank, std::move(*puts));
         } else if (name == "exception") {
             events_.exception("exec", Error("", event.value("message", "")));
         } else if (name == "finished") {
             part_ended(rank, event.value("status", 0));
         }
+    }
+
+    // One node's shell is in a PMI barrier. Once every node's is, the
+    // barrier completes everywhere with all their puts.
+    void part_fenced(std::uint32_t rank, std::string puts) {
+        fenced_once_ = true;
+        fenced_[rank] = std::move(puts);
+        if (fenced_.size() < parts_.size())
+            return;
+        shell::records::KeyValues merged;
+        for (const auto& [from, bytes] : fenced_) {
+            auto node = shell::records::parse_key_values(bytes);
+            if (!node) {
+                events_.exception("exec", Error("", "rank " + std::to_string(from) +
+                                                        "'s PMI barrier: " + node.error().str()));
+                terminate();
+                return;
+            }
+            merged.merge(*node);
+        }
+        fenced_.clear();
+        complete_fence(shell::records::encode_key_values(merged));
     }
 
     void part_started(std::uint32_t rank) {
@@ -210,6 +251,13 @@ private:
         if (!status_ || shell::exit_code_of(*status_) == 0)
             status_ = status;
         events_.released(rank);
+        // As one node's shell ends the job when a task leaves its PMI peers
+        // waiting (or aborts), a node that fails while the others are in a
+        // PMI job ends theirs.
+        if (shell::exit_code_of(status) != 0 && fenced_once_ && !terminated_) {
+            terminated_ = true;
+            terminate();
+        }
         if (!all_parts([](const Part& p) { return p.ended; }))
             return;
         // Posted: the job manager lets go of this execution when it hears
@@ -236,6 +284,9 @@ private:
     std::vector<Part> parts_;
     bool started_ = false;
     std::optional<int> status_;
+    std::map<std::uint32_t, std::string> fenced_;  // this barrier's puts so far, by rank
+    bool fenced_once_ = false;                     // the tasks speak PMI
+    bool terminated_ = false;
 };
 
 // The job manager holds an Execution by unique_ptr; the execution itself
@@ -246,6 +297,7 @@ public:
         : execution_(std::move(execution)) {}
     void signal(int number) override { execution_->signal(number); }
     void terminate() override { execution_->terminate(); }
+    void complete_fence(const std::string& merged) override { execution_->complete_fence(merged); }
     Status write_stdin(std::string_view bytes) override { return execution_->write_stdin(bytes); }
     void close_stdin() override { execution_->close_stdin(); }
 
@@ -336,6 +388,21 @@ NodeExec::NodeExec(asio::io_context& loop, Broker& broker, std::string shell_pro
         },
         ServedOn::kEveryRank);
     broker_.register_method(
+        "exec.fence",
+        [this](const overlay::Message& request, Responder responder) {
+            Running* running = find(request, responder);
+            if (!running)
+                return;
+            auto puts = base64_decode(request.params.value("puts", ""));
+            if (!puts) {
+                responder.error(Error("exec.fence", puts.error().str()));
+                return;
+            }
+            running->execution->complete_fence(*puts);
+            responder.result(Json::object());
+        },
+        ServedOn::kEveryRank);
+    broker_.register_method(
         "exec.stdin",
         [this](const overlay::Message& request, Responder responder) {
             Running* running = find(request, responder);
@@ -411,6 +478,9 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
     events.task_end = [responder](const TaskEnd& end) mutable {
         responder.more(
             {{"event", "task-end"}, {"task", end.task_rank}, {"status", end.wait_status}});
+    };
+    events.fence = [responder](std::uint32_t, std::string puts) mutable {
+        responder.more({{"event", "fence"}, {"puts", base64_encode(puts)}});
     };
     events.finished = [this, id, responder](int status) mutable {
         responder.result({{"event", "finished"}, {"status", status}});

@@ -11,8 +11,16 @@
 //       {"event":"exception","message":TEXT}
 //       {"event":"released"}
 //     then the last one: {"event":"finished","status":WAIT_STATUS}
+//       {"event":"fence","puts":BASE64}  (the node's shell is in a PMI
+//                                          barrier: its puts, KEY=VALUE lines)
 //   rank 0 -> rank r: exec.signal {job, signal}, exec.terminate {job},
-//                     exec.stdin {job, data: BASE64, eof: bool}
+//                     exec.stdin {job, data: BASE64, eof: bool},
+//                     exec.fence {job, puts: BASE64}: every node's puts,
+//                     merged, which complete the barrier
+//
+// A PMI barrier of a job that spans nodes is gathered at rank 0: when every
+// rank's shell has sent its fence, rank 0 merges the puts and sends them to
+// each (as hydra's proxies and Flux's job shells exchange theirs).
 //
 // The job's events are those of one execution: `started` once every rank's
 // shell has started, `released` per rank, `finished` once all have ended.

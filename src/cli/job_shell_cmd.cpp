@@ -97,6 +97,9 @@ int job_shell_main(int, char**) {
         report(warning);
     shell::confine_unbound_tasks_to_allocation(*job, map->nodes[*node]);
     job->supervisor_fd = kSupervisorFd;
+    // The tasks of other nodes are in other shells: the broker gathers
+    // every node's barrier.
+    job->pmi_through_supervisor = map->nodes.size() > 1;
     return shell::run(*job);
 }
 

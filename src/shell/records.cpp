@@ -72,6 +72,8 @@ std::string_view keyword(Record::Kind kind) {
             return "started";
         case Record::Kind::kExit:
             return "exit";
+        case Record::Kind::kFence:
+            return "fence";
     }
     return "";
 }
@@ -101,6 +103,12 @@ std::optional<Header> parse_header(std::string_view line) {
             return std::nullopt;
         header.record.kind = Record::Kind::kMessage;
         header.length = *length;
+    } else if (kind == "fence" && fields.size() == 2) {
+        const auto length = parse_number(fields[1], UINT64_MAX);
+        if (!length)
+            return std::nullopt;
+        header.record.kind = Record::Kind::kFence;
+        header.length = *length;
     } else if (kind == "started" && fields.size() == 1) {
         header.record.kind = Record::Kind::kStarted;
     } else if (kind == "exit" && fields.size() == 3) {
@@ -117,14 +125,21 @@ std::optional<Header> parse_header(std::string_view line) {
     return header;
 }
 
-std::optional<Control> parse_control(std::string_view line) {
+// A control message's header, and the length of the bytes that follow it
+// (a fence's).
+std::optional<std::pair<Control, std::size_t>> parse_control(std::string_view line) {
     const std::vector<std::string_view> fields = fields_of(line);
     if (fields[0] == "terminate" && fields.size() == 1)
-        return Control{Control::Kind::kTerminate, 0};
+        return std::pair{Control{Control::Kind::kTerminate, 0}, std::size_t{0}};
     if (fields[0] == "signal" && fields.size() == 2) {
         const auto signal = parse_number(fields[1], kMaxSignal);
         if (signal && *signal >= 1)
-            return Control{Control::Kind::kSignal, static_cast<int>(*signal)};
+            return std::pair{Control{Control::Kind::kSignal, static_cast<int>(*signal)},
+                             std::size_t{0}};
+    }
+    if (fields[0] == "fence" && fields.size() == 2) {
+        if (const auto length = parse_number(fields[1], UINT64_MAX))
+            return std::pair{Control{Control::Kind::kFence, 0}, static_cast<std::size_t>(*length)};
     }
     return std::nullopt;
 }
@@ -150,6 +165,12 @@ void append(std::string& out, const Record& record) {
             append_header(out, record.kind, record.rank, record.bytes.size());
             out.append(record.bytes);
             return;
+        case Record::Kind::kFence:
+            out.append("fence ");
+            append_number(out, record.bytes.size());
+            out.push_back('\n');
+            out.append(record.bytes);
+            return;
         case Record::Kind::kStarted:
             out.append("started\n");
             return;
@@ -172,6 +193,13 @@ std::string encode(const Record& record) {
 std::string encode(const Control& control) {
     if (control.kind == Control::Kind::kTerminate)
         return "terminate\n";
+    if (control.kind == Control::Kind::kFence) {
+        std::string out = "fence ";
+        append_number(out, control.bytes.size());
+        out.push_back('\n');
+        out.append(control.bytes);
+        return out;
+    }
     std::string out = "signal ";
     append_number(out, static_cast<std::uint64_t>(control.signal));
     out.push_back('\n');
@@ -253,13 +281,56 @@ Result<std::optional<Control>> ControlReader::next() {
     }
     if (!*line)
         return std::optional<Control>();
-    const auto control = parse_control(**line);
+    auto control = parse_control(**line);
     if (!control) {
         error_ = error_at("bad control message " + quote(**line), offset);
         return *error_;
     }
-    pending_.consume((*line)->size() + 1);
-    return std::optional<Control>(*control);
+    auto& [message, length] = *control;
+    if (length > kMaxFence) {
+        error_ = error_at("length " + std::to_string(length) + " over the " +
+                              std::to_string(kMaxFence) + "-byte limit",
+                          offset);
+        return *error_;
+    }
+    const std::size_t header_size = (*line)->size() + 1;
+    const std::string_view pending = pending_.view();
+    if (pending.size() - header_size < length)
+        return std::optional<Control>();  // its bytes are still on their way
+    message.bytes.assign(pending.substr(header_size, length));
+    pending_.consume(header_size + length);
+    return std::optional<Control>(std::move(message));
+}
+
+std::string encode_key_values(const KeyValues& puts) {
+    std::string out;
+    for (const auto& [key, value] : puts) {
+        out.append(key);
+        out.push_back('=');
+        out.append(value);
+        out.push_back('\n');
+    }
+    return out;
+}
+
+Result<KeyValues> parse_key_values(std::string_view bytes) {
+    KeyValues puts;
+    std::size_t line = 1;
+    while (!bytes.empty()) {
+        const auto newline = bytes.find('\n');
+        if (newline == std::string_view::npos)
+            return Error("records", "fence line " + std::to_string(line) + " has no newline");
+        const std::string_view entry = bytes.substr(0, newline);
+        const auto equals = entry.find('=');
+        if (equals == std::string_view::npos || equals == 0)
+            return Error("records", "fence line " + std::to_string(line) +
+                                        " is not KEY=VALUE: " + quote(entry, 16));
+        puts.insert_or_assign(std::string(entry.substr(0, equals)),
+                              std::string(entry.substr(equals + 1)));
+        bytes.remove_prefix(newline + 1);
+        ++line;
+    }
+    return puts;
 }
 
 }  // namespace gantry::shell::records

@@ -9,8 +9,13 @@
 //     msg LEN\n<LEN bytes>         one shell message, a whole line
 //     started\n                    every task has started
 //     exit RANK WAITSTATUS\n       task RANK was reaped: its waitpid status
+//     fence LEN\n<LEN bytes>       every task of this node is in a PMI
+//                                  barrier; the puts they made since the
+//                                  last one, as KEY=VALUE lines
 //
-// and from the broker `signal N\n` (1 <= N <= 64) and `terminate\n`.
+// and from the broker `signal N\n` (1 <= N <= 64), `terminate\n`, and
+// `fence LEN\n<LEN bytes>`: the puts of every node of the job, merged, which
+// complete the barrier (a job that spans nodes: Job::pmi_through_supervisor).
 // Numbers are decimal without sign or leading zeros ("0" is zero) and fit
 // their fields: a rank in 32 bits, a wait status in a non-negative int, a
 // length at most kMaxLength. Fields are separated by one space. Any other
@@ -19,6 +24,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,11 +44,11 @@ inline constexpr std::size_t kMaxHeader = 32;
 inline constexpr int kMaxSignal = 64;
 
 struct Record {
-    enum class Kind { kStdout, kStderr, kMessage, kStarted, kExit };
+    enum class Kind { kStdout, kStderr, kMessage, kStarted, kExit, kFence };
     Kind kind = Kind::kMessage;
     std::uint32_t rank = 0;  // kStdout, kStderr, kExit
     int wait_status = 0;     // kExit: as waitpid gave it, >= 0
-    std::string bytes{};     // kStdout, kStderr, kMessage: at most kMaxLength
+    std::string bytes{};     // kStdout, kStderr, kMessage, kFence: at most kMaxLength
 
     friend bool operator==(const Record&, const Record&) = default;
 };
@@ -54,15 +61,25 @@ std::string encode(const Record& record);
 // writers that do not copy their bytes into a Record.
 void append_header(std::string& out, Record::Kind kind, std::uint32_t rank, std::size_t length);
 
+// The most bytes of a fence control message: a whole job's puts.
+inline constexpr std::size_t kMaxFence = std::size_t{64} << 20;
+
 struct Control {
-    enum class Kind { kSignal, kTerminate };
+    enum class Kind { kSignal, kTerminate, kFence };
     Kind kind = Kind::kTerminate;
-    int signal = 0;  // kSignal: 1 to kMaxSignal
+    int signal = 0;       // kSignal: 1 to kMaxSignal
+    std::string bytes{};  // kFence: at most kMaxFence
 
     friend bool operator==(const Control&, const Control&) = default;
 };
 
 std::string encode(const Control& control);
+
+// PMI puts as a fence's bytes: KEY=VALUE lines in key order (a key holds no
+// '=', neither holds a newline), and back. Errors name the line.
+using KeyValues = std::map<std::string, std::string, std::less<>>;
+std::string encode_key_values(const KeyValues& puts);
+Result<KeyValues> parse_key_values(std::string_view bytes);
 
 namespace detail {
 

@@ -804,9 +804,14 @@ void JobRun::handle(RunningTask& from, pmi::Effects effects) {
     send_replies(effects.replies);
     // The owner may complete the barrier at once (the local one does), so
     // after the replies to what came before it.
-    if (effects.local_barrier)
-        pmi_owner_->barrier(std::move(effects.local_barrier->puts),
-                            [this](const pmi::KeyValues& merged) { complete_barrier(merged); });
+    if (effects.local_barrier) {
+        if (job_.supervisor_fd && job_.pmi_through_supervisor)
+            send_record({.kind = records::Record::Kind::kFence,
+                         .bytes = records::encode_key_values(effects.local_barrier->puts)});
+        else
+            pmi_owner_->barrier(std::move(effects.local_barrier->puts),
+                                [this](const pmi::KeyValues& merged) { complete_barrier(merged); });
+    }
     if (effects.protocol_error) {
         say("gantry: task " + task_name(from.task) + ": " + *effects.protocol_error);
         if (!from.reaped)
@@ -985,6 +990,16 @@ void JobRun::obey(const records::Control& control) {
         case records::Control::Kind::kTerminate:
             terminate_job();
             return;
+        case records::Control::Kind::kFence: {
+            auto merged = records::parse_key_values(control.bytes);
+            if (!merged) {
+                lose_supervisor("gantry: from the instance: " + merged.error().str() +
+                                ": killing the job");
+                return;
+            }
+            complete_barrier(*merged);
+            return;
+        }
     }
 }
 

@@ -121,6 +121,11 @@ struct Job {
     // shell neither closes it nor changes its flags (it sends and receives
     // with MSG_DONTWAIT), and no task inherits it.
     std::optional<int> supervisor_fd;
+    // With a supervisor, for a job that spans nodes: each PMI barrier's
+    // puts go to the supervisor (a fence record), which completes the
+    // barrier with every node's puts (a fence control message); pmi_owner
+    // is then not used.
+    bool pmi_through_supervisor = false;
     // Whether the job gets a cgroup (v2) of its own when this machine lets
     // the shell make one, so that its end kills every process it started;
     // false: the tasks' process groups only (for tests of that path).

@@ -119,6 +119,58 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
     EXPECT_EQ(run_program({"pgrep", "-f", "sleep 31.25"}).out, "");
 }
 
+// An MPICH program across nodes: each node's shell serves PMI to its own
+// tasks, and the barriers are gathered over the overlay.
+TEST(ManyBrokers, MpiAcrossNodes) {
+    const auto result = run_gantry({"start", "--test-size=4", "--", gantry_binary(), "run", "-N",
+                                    "3", "-n", "5", GANTRY_MPI_PROBE});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(sorted_lines(result.out),
+              (std::vector<std::string>{"rank=0 size=5 appnum=0 local_size=2 sum=15",
+                                        "rank=1 size=5 appnum=0 local_size=2 sum=15",
+                                        "rank=2 size=5 appnum=0 local_size=2 sum=15",
+                                        "rank=3 size=5 appnum=0 local_size=2 sum=15",
+                                        "rank=4 size=5 appnum=0 local_size=1 sum=15"}));
+}
+
+// MPI_Abort on one node ends the job's tasks on the others: the job's exit
+// code is the abort's.
+TEST(ManyBrokers, MpiAbortOnOneNodeEndsTheJob) {
+    const auto result = run_gantry({"start", "--test-size=3", "--", gantry_binary(), "run", "-N",
+                                    "3", "-n", "3", GANTRY_MPI_PROBE, "abort"});
+    EXPECT_EQ(result.exit_code, 7) << result.err;
+    EXPECT_NE(result.err.find("gantry: task 1 (node1) called MPI_Abort / PMI abort with exit "
+                              "code 7\n"),
+              std::string::npos)
+        << result.err;
+}
+
+// kill -9 of rank 0: the other brokers lose their parent, kill their tasks
+// and exit; nothing is left.
+TEST(ManyBrokers, RankZeroKilledLeavesNothing) {
+    const std::string g = gantry_binary();
+    const std::string script =
+        g +
+        " submit -N 3 -n 3 sleep 41.75 >/dev/null; "
+        "until " +
+        g +
+        " info 1 | grep -q '^state *RUN'; do sleep 0.02; done; "
+        "for p in $(pgrep -f 'start --test-hosts'); do "
+        "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=0 && kill -9 $p; "
+        "done; sleep 30";
+    const auto result =
+        run_gantry({"start", "--test-size=3", "--lost-after=400ms", "sh", "-c", script});
+    EXPECT_EQ(result.exit_code, 137);
+    EXPECT_EQ(sorted_lines(result.err),
+              (std::vector<std::string>{
+                  "gantry: broker 1: no word from the parent (rank 0) in 400 ms; its tasks are "
+                  "killed",
+                  "gantry: broker 2: no word from the parent (rank 0) in 400 ms; its tasks are "
+                  "killed"}));
+    EXPECT_EQ(run_program({"pgrep", "-f", "sleep 41.75|start --test-hosts"}).out, "");
+}
+
 TEST(ManyBrokers, TestHostsMustNameEachBroker) {
     expect_gantry({"start", "--test-size=3", "--test-hosts=a,b", "true"}, "", "",
                   "gantry: start: --test-hosts names 2 hosts, --test-size is 3\n", 2);

@@ -75,6 +75,7 @@ std::vector<Record> one_of_each() {
         exit_of(0, 768),
         exit_of(1, INT_MAX),
         output(Kind::kStderr, 7, std::string("\0\n\r\xff", 4)),
+        Record{.kind = Kind::kFence, .bytes = "a=1\nexit 0 0\n"},
     };
 }
 
@@ -96,6 +97,25 @@ TEST(RecordsEncode, EachKind) {
     EXPECT_EQ(encode(exit_of(2, 768)), "exit 2 768\n");
     EXPECT_EQ(encode(exit_of(0, 0)), "exit 0 0\n");
     EXPECT_EQ(encode(exit_of(4294967295U, INT_MAX)), "exit 4294967295 2147483647\n");
+}
+
+TEST(RecordsEncode, Fences) {
+    const KeyValues puts = {{"P0-businesscard", "description#vm$port#40$ifname#10.0.0.1$"},
+                            {"k", "a=b"}};
+    const std::string bytes = encode_key_values(puts);
+    EXPECT_EQ(bytes, "P0-businesscard=description#vm$port#40$ifname#10.0.0.1$\nk=a=b\n");
+    EXPECT_EQ(encode(Record{.kind = Kind::kFence, .bytes = bytes}), "fence 62\n" + bytes);
+    EXPECT_EQ(encode(Control{Control::Kind::kFence, 0, bytes}), "fence 62\n" + bytes);
+    EXPECT_EQ(parse_key_values(bytes).value(), puts);
+    EXPECT_EQ(parse_key_values("").value(), KeyValues{});
+}
+
+TEST(RecordsEncode, BadFenceBytes) {
+    EXPECT_EQ(parse_key_values("a=1\nb").error().str(), "records: fence line 2 has no newline");
+    EXPECT_EQ(parse_key_values("a=1\nnoequals\n").error().str(),
+              "records: fence line 2 is not KEY=VALUE: \"noequals\"");
+    EXPECT_EQ(parse_key_values("=v\n").error().str(),
+              "records: fence line 1 is not KEY=VALUE: \"=v\"");
 }
 
 TEST(RecordsEncode, AppendAddsToWhatIsThere) {
@@ -299,7 +319,12 @@ TEST(RecordsReader, LongStreamInSmallPieces) {
 // ---- control messages ----
 
 TEST(RecordsControl, SplitAtEveryByte) {
-    const std::vector<Control> controls = {signal_of(15), terminate(), signal_of(1), signal_of(64),
+    const std::vector<Control> controls = {signal_of(15),
+                                           terminate(),
+                                           Control{Control::Kind::kFence, 0, "a=1\nb=2\n"},
+                                           signal_of(1),
+                                           Control{Control::Kind::kFence, 0, ""},
+                                           signal_of(64),
                                            signal_of(9)};
     std::string stream;
     for (const Control& control : controls)
@@ -334,6 +359,9 @@ TEST(RecordsControl, EveryBadMessageWithItsMessage) {
         {"\n", R"(records: bad control message "" at byte 0)"},
         {"started\n", R"(records: bad control message "started" at byte 0)"},
         {"terminate\nsignal 15\nhello\n", R"(records: bad control message "hello" at byte 20)"},
+        {"fence\n", R"(records: bad control message "fence" at byte 0)"},
+        {"fence 1 2\n", R"(records: bad control message "fence 1 2" at byte 0)"},
+        {"fence 67108865\n", R"(records: length 67108865 over the 67108864-byte limit at byte 0)"},
         {"terminate\n" + std::string(40, 'x'),
          R"(records: control message "xxxxxxxxxxxxxxxx"... longer than 32 bytes at byte 10)"},
     };
