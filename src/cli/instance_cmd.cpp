@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "cli/instance_client.h"
+#include "formats/idset.h"
 #include "overlay/client.h"
 
 namespace gantry::cli {
@@ -96,6 +97,15 @@ void print_info(const Json& info) {
     field("size", number_of("size"));
     field("cores", number_of("cores"));
     field("gpus", number_of("gpus"));
+    // An instance of several brokers: how many, which are up, the tree.
+    if (const auto brokers = info.find("brokers"); brokers != info.end() && brokers->is_object()) {
+        const Json size = brokers->value("size", Json());
+        const std::string up = brokers->value("up", std::string("-"));
+        const auto nup = IdSet::parse(up);
+        field("brokers",
+              number_text(size) + " (" + (nup ? std::to_string(nup->count()) : std::string("-")) +
+                  " up: " + up + "; fanout " + number_text(brokers->value("fanout", Json())) + ")");
+    }
     const auto uptime = info.find("uptime");
     field("uptime", uptime != info.end() && uptime->is_number() ? uptime_text(uptime->get<double>())
                                                                 : std::string("-"));

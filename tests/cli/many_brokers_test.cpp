@@ -57,9 +57,10 @@ TEST(ManyBrokers, EachBrokerIsANodeWithItsHostName) {
     EXPECT_EQ(sorted_lines(result.out), (std::vector<std::string>{"0 0", "1 1", "2 2"}));
     const auto listed =
         run_gantry({"start", "--test-size=3", "--test-hosts=n[1-3]", "--", "sh", "-c",
-                    gantry_binary() + " instance info | grep -E '^(size|cores)'"});
+                    gantry_binary() + " instance info | grep -E '^(size|cores|brokers)'"});
     EXPECT_EQ(listed.exit_code, 0) << listed.err;
-    EXPECT_EQ(listed.out, "size       3\ncores      " + std::to_string(3 * cores_here()) + "\n");
+    EXPECT_EQ(listed.out, "size       3\ncores      " + std::to_string(3 * cores_here()) +
+                              "\nbrokers    3 (3 up: 0-2; fanout 2)\n");
 }
 
 TEST(ManyBrokers, TheJobsExitCodeIsItsFailingTasksAcrossNodes) {
@@ -100,7 +101,8 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
         "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=1 && kill -9 $p; "
         "done; " +
         g + " wait $id; echo wait $?; " + g + " info $id | grep -E '^(state|exception)'; " + g +
-        " resource list | grep -E '^ *(free|down)'";
+        " resource list | grep -E '^ *(free|down)'; " + g + " instance info | grep ^brokers; " + g +
+        " run -N 1 -n 1 sh -c 'echo $GANTRY_TASK_RANK ran'";
     const auto result =
         run_gantry({"start", "--test-size=2", "--lost-after=400ms", "sh", "-c", script});
     EXPECT_EQ(result.exit_code, 0) << result.err;
@@ -112,7 +114,10 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
                   std::to_string(cores_here()) +
                   "        0 node0\n"
                   "      down      1        " +
-                  std::to_string(cores_here()) + "        0 node1\n");
+                  std::to_string(cores_here()) +
+                  "        0 node1\n"
+                  "brokers    2 (1 up: 0; fanout 2)\n"
+                  "0 ran\n");
     EXPECT_EQ(result.err,
               "gantry: instance: rank 1 lost: no word from rank 1 in 400 ms\n"
               "gantry: job 1: exception: node-failure: no word from rank 1 in 400 ms\n");
@@ -169,6 +174,20 @@ TEST(ManyBrokers, RankZeroKilledLeavesNothing) {
                   "gantry: broker 2: no word from the parent (rank 0) in 400 ms; its tasks are "
                   "killed"}));
     EXPECT_EQ(run_program({"pgrep", "-f", "sleep 41.75|start --test-hosts"}).out, "");
+}
+
+// Started by MPICH's launcher, the `gantry start` tasks bootstrap by its
+// PMI into one instance of 3 brokers, and an MPI job runs across them.
+TEST(ManyBrokers, UnderHydraTheTasksAreOneInstance) {
+    const auto result = run_program({"mpiexec.hydra", "-launcher", "fork", "-hosts", "localhost",
+                                     "-n", "3", gantry_binary(), "start", gantry_binary(), "run",
+                                     "-N", "3", "-n", "3", GANTRY_MPI_PROBE});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(sorted_lines(result.out),
+              (std::vector<std::string>{"rank=0 size=3 appnum=0 local_size=1 sum=6",
+                                        "rank=1 size=3 appnum=0 local_size=1 sum=6",
+                                        "rank=2 size=3 appnum=0 local_size=1 sum=6"}));
 }
 
 TEST(ManyBrokers, TestHostsMustNameEachBroker) {
