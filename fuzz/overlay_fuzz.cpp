@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "overlay/certificate.h"
+#include "overlay/config.h"
 #include "overlay/message.h"
 
 namespace {
@@ -105,6 +106,21 @@ void check_certificate(std::string_view text) {
     require(again && *again == *certificate);
 }
 
+// A configuration either parses, with a host per rank and an address per
+// host, or gives one line naming the file.
+void check_config(std::string_view text) {
+    const auto config = gantry::overlay::parse_config(text, "fuzz.json");
+    if (!config) {
+        const std::string line = config.error().str();
+        require(line.starts_with("config: fuzz.json") && line.find('\n') == std::string::npos);
+        return;
+    }
+    require(!config->hosts.empty() && config->hosts.size() == config->addresses.size());
+    require(config->port >= 1 && config->fanout >= 1 && !config->certificate.empty());
+    for (std::size_t rank = 0; rank < config->hosts.size(); ++rank)
+        require(config->rank_of(config->hosts[rank]).value() == rank);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -114,5 +130,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_reply(text);
     check_lines(text);
     check_certificate(text);
+    check_config(text);
     return 0;
 }

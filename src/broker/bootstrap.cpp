@@ -1,5 +1,7 @@
 #include "broker/bootstrap.h"
 
+#include <arpa/inet.h>
+
 #include <utility>
 
 namespace gantry::broker {
@@ -74,18 +76,60 @@ Result<std::optional<Bootstrap>> Bootstrap::from_pmi(unsigned fanout) {
     if (!*client || (*client)->size() <= 1)
         return std::optional<Bootstrap>{};
     const overlay::Tree tree{static_cast<overlay::Rank>((*client)->size()), fanout};
-    return std::optional<Bootstrap>(Bootstrap(std::move(**client), tree));
+    Bootstrap bootstrap(static_cast<overlay::Rank>((*client)->rank()), tree);
+    bootstrap.client_ = std::move(**client);
+    return std::optional<Bootstrap>(std::move(bootstrap));
+}
+
+Result<Bootstrap> Bootstrap::from_config(const overlay::Config& config, std::string_view hostname) {
+    auto rank = config.rank_of(hostname);
+    if (!rank)
+        return rank.error();
+    auto certificate = overlay::read_certificate(config.certificate);
+    if (!certificate)
+        return certificate.error();
+    Bootstrap bootstrap(
+        *rank, overlay::Tree{static_cast<overlay::Rank>(config.hosts.size()), config.fanout});
+    bootstrap.config_ = config;
+    bootstrap.certificate_ = std::move(*certificate);
+    return bootstrap;
+}
+
+Result<overlay::Certificate> Bootstrap::certificate() const {
+    if (certificate_)
+        return *certificate_;
+    return overlay::make_certificate();
+}
+
+std::optional<std::pair<std::string, std::uint16_t>> Bootstrap::bind_address() const {
+    if (!config_)
+        return std::nullopt;
+    // ZeroMQ binds to an address or an interface, not a host name.
+    const std::string& address = config_->addresses[rank_];
+    unsigned char buffer[sizeof(in6_addr)];
+    const bool numeric = ::inet_pton(AF_INET, address.c_str(), buffer) == 1 ||
+                         ::inet_pton(AF_INET6, address.c_str(), buffer) == 1;
+    return std::pair{numeric ? address : std::string("*"), config_->port};
 }
 
 Result<Bootstrap::Neighbours> Bootstrap::exchange(const BrokerAddress& own) {
+    if (config_) {
+        Neighbours neighbours;
+        if (const auto parent = tree_.parent(rank_))
+            neighbours.parent = BrokerAddress{config_->endpoint(*parent), certificate_->public_key};
+        for (const overlay::Rank child : tree_.children(rank_))
+            neighbours.children.push_back(
+                BrokerAddress{config_->endpoint(child), certificate_->public_key});
+        return neighbours;
+    }
     const auto fail = [](const Error& error) { return Error(std::string(kDomain), error.str()); };
-    if (auto put = client_.put(entry_key(rank()), encode_address(own)); !put)
+    if (auto put = client_->put(entry_key(rank()), encode_address(own)); !put)
         return fail(put.error());
-    if (auto barrier = client_.barrier(); !barrier)
+    if (auto barrier = client_->barrier(); !barrier)
         return fail(barrier.error());
     const auto read = [&](overlay::Rank rank) -> Result<BrokerAddress> {
         const std::string key = entry_key(rank);
-        auto value = client_.get(key);
+        auto value = client_->get(key);
         if (!value)
             return fail(value.error());
         return parse_address(key, *value);
@@ -106,7 +150,7 @@ Result<Bootstrap::Neighbours> Bootstrap::exchange(const BrokerAddress& own) {
             return address.error();
         neighbours.children.push_back(std::move(*address));
     }
-    if (auto done = client_.finalize(); !done)
+    if (auto done = client_->finalize(); !done)
         return fail(done.error());
     return neighbours;
 }

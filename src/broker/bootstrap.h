@@ -15,9 +15,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "overlay/certificate.h"
+#include "overlay/config.h"
 #include "overlay/message.h"
 #include "overlay/tree.h"
 #include "pmi/client.h"
@@ -36,29 +39,43 @@ struct BrokerAddress {
 std::string encode_address(const BrokerAddress& address);
 Result<BrokerAddress> parse_address(std::string_view key, std::string_view value);
 
-// A broker's place in an instance its launcher made.
+// A broker's place in an instance its launcher made, or a configuration
+// file describes (overlay/config.h).
 class Bootstrap {
 public:
     // From the launcher's PMI, if this process has one with more than one
     // task (with one, the instance is this broker alone: none).
     static Result<std::optional<Bootstrap>> from_pmi(unsigned fanout);
+    // From a configuration: this host's rank is its place among the hosts,
+    // and every broker presents the instance's certificate.
+    static Result<Bootstrap> from_config(const overlay::Config& config, std::string_view hostname);
 
-    overlay::Rank rank() const { return static_cast<overlay::Rank>(client_.rank()); }
+    overlay::Rank rank() const { return rank_; }
     const overlay::Tree& tree() const { return tree_; }
+    // The key pair this broker presents: the instance's, when configured;
+    // else a new one of its own.
+    Result<overlay::Certificate> certificate() const;
+    // Where this broker's children connect, when configured: the host (an
+    // address, or "*": every interface) and port to bind.
+    std::optional<std::pair<std::string, std::uint16_t>> bind_address() const;
 
     struct Neighbours {
         std::optional<BrokerAddress> parent;  // none at rank 0
         std::vector<BrokerAddress> children;  // in the order of tree().children(rank())
     };
-    // Publishes `own`, waits for every broker to have published, and reads
-    // the parent's and children's entries. Then finalizes PMI.
+    // Under PMI: publishes `own`, waits for every broker to have published,
+    // and reads the parent's and children's entries, then finalizes PMI.
+    // Configured: the configuration's addresses and the instance's key.
     Result<Neighbours> exchange(const BrokerAddress& own);
 
 private:
-    Bootstrap(pmi::Client client, overlay::Tree tree) : client_(std::move(client)), tree_(tree) {}
+    Bootstrap(overlay::Rank rank, overlay::Tree tree) : rank_(rank), tree_(tree) {}
 
-    pmi::Client client_;
+    overlay::Rank rank_ = 0;
     overlay::Tree tree_;
+    std::optional<pmi::Client> client_;
+    std::optional<overlay::Config> config_;
+    std::optional<overlay::Certificate> certificate_;  // the instance's, when configured
 };
 
 }  // namespace gantry::broker

@@ -273,8 +273,12 @@ void Instance::rank_joined(const overlay::Message& request, Responder& responder
         return;
     }
     if (ready_) {
-        responder.error(
-            Error("broker.join", "rank " + std::to_string(rank) + " rejoins: not supported yet"));
+        // A broker restarted after its node was lost: the node comes back,
+        // as the inventory has it.
+        up_.insert(rank);
+        jobs_->nodes_up(IdSet{rank});
+        std::cerr << "gantry: instance: rank " << rank << " is back\n";
+        responder.result(Json::object());
         return;
     }
     joined_[rank] =

@@ -134,6 +134,11 @@ void JobManager::nodes_down(const IdSet& ranks) {
     impl_->scheduler.set_down(ranks);
 }
 
+void JobManager::nodes_up(const IdSet& ranks) {
+    impl_->scheduler.set_up(ranks);
+    impl_->schedule_soon();
+}
+
 JobCounts JobManager::counts() const {
     JobCounts counts;
     for (const auto& [id, job] : impl_->active) {

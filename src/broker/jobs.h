@@ -102,6 +102,8 @@ public:
     // placed there any more. The jobs running there hear of it from the
     // exec service.
     void nodes_down(const IdSet& ranks);
+    // Their brokers are back: jobs may be placed there again.
+    void nodes_up(const IdSet& ranks);
     // Terminates every running job and waits for their shells (the instance
     // is ending); `done` runs on the loop once none is left.
     void stop(std::function<void()> done);

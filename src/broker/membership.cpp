@@ -8,7 +8,7 @@ Result<std::unique_ptr<Membership>> Membership::join(asio::io_context& loop, Bro
                                                      Bootstrap& bootstrap,
                                                      const MembershipOptions& options,
                                                      Events events) {
-    auto certificate = overlay::make_certificate();
+    auto certificate = bootstrap.certificate();
     if (!certificate)
         return certificate.error();
     std::unique_ptr<Membership> membership(new Membership(broker, std::move(events)));
@@ -18,6 +18,10 @@ Result<std::unique_ptr<Membership>> Membership::join(asio::io_context& loop, Bro
     settings.tree = bootstrap.tree();
     settings.certificate = *certificate;
     settings.bind_host = options.bind_host;
+    if (const auto bind = bootstrap.bind_address()) {
+        settings.bind_host = bind->first;
+        settings.port = bind->second;
+    }
     settings.heartbeat = options.heartbeat;
     settings.lost_after = options.lost_after;
     overlay::Overlay::Handlers handlers;

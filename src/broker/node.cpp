@@ -42,6 +42,8 @@ public:
             ServedOn::kEveryRank);
         Membership::Events events;
         events.parent_lost = [this](const std::string& why) {
+            if (ending_)
+                return;  // told to go: the parent's goodbye is no news
             std::cerr << "gantry: broker " << bootstrap_.rank() << ": " << why
                       << "; its tasks are killed\n";
             exit_code_ = 1;

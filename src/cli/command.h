@@ -28,6 +28,7 @@ int taskmap_main(int argc, char** argv);
 int rset_main(int argc, char** argv);
 int run_main(int argc, char** argv);
 int start_main(int argc, char** argv);
+int keygen_main(int argc, char** argv);
 int shutdown_main(int argc, char** argv);
 int instance_main(int argc, char** argv);
 int submit_main(int argc, char** argv);

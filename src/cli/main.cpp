@@ -36,6 +36,8 @@ constexpr Subcommand kSubcommands[] = {
      gantry::cli::run_main},
     {"start", "start an instance on this machine, around a program or as a daemon",
      gantry::cli::start_main, kNoUri},
+    {"keygen", "make the CURVE certificate of a configured instance", gantry::cli::keygen_main,
+     kNoUri},
     {"shutdown", "end an instance", gantry::cli::shutdown_main},
     {"instance", "ask an instance about itself (instance info)", gantry::cli::instance_main,
      UriOption::kAfterSubcommand},

@@ -23,6 +23,7 @@
 #include "formats/hostlist.h"
 #include "formats/rset.h"
 #include "overlay/client.h"
+#include "overlay/config.h"
 #include "overlay/tree.h"
 #include "shell/shell.h"
 #include "topo/topology.h"
@@ -65,6 +66,7 @@ struct Options {
     std::optional<std::string> resources;
     bool simulate_ranks = false;
     bool daemon = false;
+    std::optional<std::string> config;
     unsigned test_size = 0;
     std::optional<std::string> test_hosts;
     unsigned fanout = overlay::kDefaultFanout;
@@ -221,6 +223,20 @@ Result<std::string> broker_hostname(const Options& options, overlay::Rank rank) 
     return *name;
 }
 
+// The bootstrap of a broker of many: --config's, or the launcher's PMI;
+// none for an instance of one broker.
+Result<std::optional<broker::Bootstrap>> configured_bootstrap(const Options& options) {
+    if (!options.config)
+        return broker::Bootstrap::from_pmi(options.fanout);
+    auto config = overlay::read_config(*options.config);
+    if (!config)
+        return config.error();
+    auto bootstrap = broker::Bootstrap::from_config(*config, local_hostname());
+    if (!bootstrap)
+        return bootstrap.error();
+    return std::optional<broker::Bootstrap>(std::move(*bootstrap));
+}
+
 }  // namespace
 
 int start_main(int argc, char** argv) {
@@ -248,6 +264,10 @@ int start_main(int argc, char** argv) {
     app.add_option("CMD", command,
                    "The initial program and its arguments (default on a terminal: $SHELL)")
         ->type_name("");
+    app.add_option("--config", options.config,
+                   "Be the broker of this host in the instance FILE describes: its hosts (rank "
+                   "= place), their addresses and port, the instance's certificate")
+        ->type_name("FILE");
     app.add_option("--test-size", options.test_size,
                    "Run N brokers on this host as one instance, each posing as a node with its "
                    "own host name (for tests)")
@@ -272,23 +292,30 @@ int start_main(int argc, char** argv) {
 
     if (options.daemon && !command.empty())
         return fail(kDomain, "--daemon runs no initial program; CMD is not allowed with it");
-    if (!options.daemon && command.empty()) {
+    // Rank 0's initial program: CMD, else on a terminal an interactive shell.
+    const auto need_command = [&]() -> std::optional<int> {
+        if (options.daemon || !command.empty())
+            return std::nullopt;
         if (!::isatty(STDIN_FILENO))
             return fail(kDomain,
                         "no CMD given and stdin is not a terminal (give CMD, or use --daemon)");
         const char* shell = std::getenv("SHELL");
         command.push_back(shell && *shell ? shell : "/bin/sh");
-    }
+        return std::nullopt;
+    };
 
     const auto lost_after = parse_duration(kDomain, options.lost_after);
     if (!lost_after)
         return fail(error("--lost-after: " + lost_after.error().str()));
-    if (options.test_size > 0)
+    if (options.test_size > 0) {
+        if (const auto code = need_command())
+            return *code;
         return start_test_brokers(options, command);
+    }
 
     // Under a parallel launcher with more than one task, the tasks are the
-    // brokers of one instance.
-    auto bootstrap = broker::Bootstrap::from_pmi(options.fanout);
+    // brokers of one instance; with --config, the hosts it names are.
+    auto bootstrap = configured_bootstrap(options);
     if (!bootstrap)
         return fail(bootstrap.error());
     broker::MembershipOptions membership;
@@ -310,9 +337,11 @@ int start_main(int argc, char** argv) {
                 return runtime_failure(ended.error());
             return *ended;
         }
-        if (options.daemon)
+        if (options.daemon && !options.config)
             return fail(error("--daemon: the brokers of a launcher's job end with it"));
     }
+    if (const auto code = need_command())
+        return *code;
 
     auto resources = inventory(options.resources, options.simulate_ranks || *bootstrap);
     if (!resources) {

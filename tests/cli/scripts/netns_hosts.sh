@@ -1,0 +1,76 @@
+#!/bin/bash
+# Three hosts made of network namespaces: each its own network stack and
+# address on a bridge (in a namespace of its own, so that this host's
+# network is never touched), and its own host name (a UTS namespace). One
+# gantry broker per host, configured by one file (`gantry start --config`);
+# rank 0 runs COMMAND... as the initial program. Prints what COMMAND prints
+# and exits with its exit code; 77 (and a line saying why) when namespaces
+# cannot be made here. Everything made is removed on the way out, whatever
+# happens.
+# Usage: netns_hosts.sh GANTRY COMMAND...
+set -u
+gantry=$1
+shift
+tag="gt$$"
+hub="$tag-hub"
+hosts=("$tag-0" "$tag-1" "$tag-2")
+work=$(mktemp -d)
+pids=()
+
+cleanup() {
+    for pid in "${pids[@]}"; do
+        kill -9 "$pid" 2>/dev/null
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" 2>/dev/null
+    done
+    for ns in "${hosts[@]}" "$hub"; do
+        ip netns del "$ns" 2>/dev/null
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+if ! ip netns add "$hub" 2>"$work/err"; then
+    echo "SKIP: cannot make network namespaces here: $(cat "$work/err")"
+    exit 77
+fi
+ip -n "$hub" link add br0 type bridge
+ip -n "$hub" link set br0 up
+addresses=()
+for i in 0 1 2; do
+    ns=${hosts[$i]}
+    ip netns add "$ns"
+    ip link add "v$tag$i" netns "$ns" type veth peer name "p$i" netns "$hub"
+    ip -n "$hub" link set "p$i" master br0 up
+    ip -n "$ns" link set lo up
+    ip -n "$ns" addr add "10.213.7.$((i + 1))/24" dev "v$tag$i"
+    ip -n "$ns" link set "v$tag$i" up
+    addresses+=("\"10.213.7.$((i + 1))\"")
+done
+
+"$gantry" keygen "$work/curve.cert" || exit 1
+cat > "$work/instance.json" <<JSON
+{"hosts": "host[0-2]", "addresses": [${addresses[0]}, ${addresses[1]}, ${addresses[2]}],
+ "port": 8050, "certificate": "$work/curve.cert"}
+JSON
+
+# on_host I COMMAND...: COMMAND on host I, under its own host name.
+on_host() {
+    local i=$1
+    shift
+    ip netns exec "${hosts[$i]}" unshare --uts sh -c 'hostname "$0"; exec "$@"' "host$i" "$@"
+}
+
+on_host 1 "$gantry" start --config "$work/instance.json" 2>"$work/host1.err" &
+pids+=($!)
+on_host 2 "$gantry" start --config "$work/instance.json" 2>"$work/host2.err" &
+pids+=($!)
+on_host 0 "$gantry" start --config "$work/instance.json" "$@"
+status=$?
+# The other brokers end with rank 0's instance.
+for pid in "${pids[@]}"; do
+    wait "$pid" || echo "broker $pid exited $?: $(cat "$work"/host*.err)"
+done
+pids=()
+exit $status
