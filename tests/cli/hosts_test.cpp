@@ -2,6 +2,8 @@
 // with its own host name and address on a bridge, one broker each, joined
 // by a configuration file (tests/cli/scripts/netns_hosts.sh makes and
 // removes them). Skipped, loudly, where namespaces cannot be made.
+#include <stdlib.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -23,7 +25,10 @@ std::vector<std::string> sorted_lines(const std::string& text) {
 }
 
 CommandResult on_three_hosts(std::vector<std::string> command) {
-    std::vector<std::string> argv = {"bash", std::string(GANTRY_TEST_SCRIPTS) + "/netns_hosts.sh",
+    // A bound, so that a hang fails the test rather than stalling it; the
+    // script removes what it made when timeout ends it.
+    std::vector<std::string> argv = {"timeout", "120", "bash",
+                                     std::string(GANTRY_TEST_SCRIPTS) + "/netns_hosts.sh",
                                      gantry_binary()};
     argv.insert(argv.end(), command.begin(), command.end());
     return run_program(argv);
@@ -67,6 +72,41 @@ TEST(Hosts, TheInitialProgramsExitCode) {
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.err, "");
     EXPECT_EQ(result.exit_code, 5);
+    expect_no_namespace_left();
+}
+
+// A broker killed (-9) is lost and its node goes down; the same broker
+// started again on its host joins again, and a job runs on all three.
+TEST(Hosts, ALostBrokerStartedAgainRejoins) {
+    const std::string g = gantry_binary();
+    const std::string script =
+        "set -e; ns2=${GANTRY_TEST_NETNS##* }; "
+        "kill -9 $(cat $GANTRY_TEST_PIDS/host2.pid); "
+        "until " +
+        g +
+        " instance info | grep -q '^brokers *3 (2 up'; do sleep 0.05; done; "
+        "echo down: $(" +
+        g +
+        " resource list | awk '$1 == \"down\" {print $5}'); "
+        "ip netns exec $ns2 unshare --uts sh -c 'hostname host2; exec \"$0\" start --config "
+        "\"$1\" --lost-after 500ms' " +
+        g +
+        " $GANTRY_TEST_CONFIG 2>/dev/null & "
+        "until " +
+        g + " instance info | grep -q '^brokers *3 (3 up'; do sleep 0.05; done; " + g +
+        " run -N 3 -n 3 --label-io hostname | sort";
+    setenv("GANTRY_TEST_START_OPTIONS", "--lost-after 500ms", 1);
+    setenv("GANTRY_TEST_KILLS", "1", 1);
+    const auto result = on_three_hosts({"sh", "-c", script});
+    unsetenv("GANTRY_TEST_START_OPTIONS");
+    unsetenv("GANTRY_TEST_KILLS");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "down: host2\n0: host0\n1: host1\n2: host2\n");
+    EXPECT_EQ(result.err,
+              "gantry: instance: rank 2 lost: no word from rank 2 in 500 ms\n"
+              "gantry: instance: rank 2 is back\n");
     expect_no_namespace_left();
 }
 

@@ -7,6 +7,12 @@
 # and exits with its exit code; 77 (and a line saying why) when namespaces
 # cannot be made here. Everything made is removed on the way out, whatever
 # happens.
+#
+# COMMAND runs with GANTRY_TEST_NETNS (the three namespaces, in host order),
+# GANTRY_TEST_CONFIG (the configuration) and GANTRY_TEST_PIDS (a directory
+# where hostI.pid holds the broker of host I, for I > 0) in its environment,
+# so that it can kill a broker and start it again. GANTRY_TEST_START_OPTIONS
+# are given to every `gantry start`.
 # Usage: netns_hosts.sh GANTRY COMMAND...
 set -u
 gantry=$1
@@ -30,6 +36,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
 
 if ! ip netns add "$hub" 2>"$work/err"; then
     echo "SKIP: cannot make network namespaces here: $(cat "$work/err")"
@@ -59,18 +66,28 @@ JSON
 on_host() {
     local i=$1
     shift
-    ip netns exec "${hosts[$i]}" unshare --uts sh -c 'hostname "$0"; exec "$@"' "host$i" "$@"
+    # exec: a background on_host's $! is the broker itself.
+    exec ip netns exec "${hosts[$i]}" unshare --uts sh -c 'hostname "$0"; exec "$@"' "host$i" "$@"
 }
 
-on_host 1 "$gantry" start --config "$work/instance.json" 2>"$work/host1.err" &
-pids+=($!)
-on_host 2 "$gantry" start --config "$work/instance.json" 2>"$work/host2.err" &
-pids+=($!)
-on_host 0 "$gantry" start --config "$work/instance.json" "$@"
+# shellcheck disable=SC2206 # options are words
+options=(--config "$work/instance.json" ${GANTRY_TEST_START_OPTIONS:-})
+for i in 1 2; do
+    on_host $i "$gantry" start "${options[@]}" 2>"$work/host$i.err" &
+    pids+=($!)
+    echo $! > "$work/host$i.pid"
+done
+export GANTRY_TEST_NETNS="${hosts[*]}" GANTRY_TEST_CONFIG="$work/instance.json"
+export GANTRY_TEST_PIDS="$work"
+# The shell's own notices of a broker the test killed are not the
+# instance's stderr.
+exec 3>&2 2>/dev/null
+(on_host 0 "$gantry" start "${options[@]}" "$@" 2>&3)
 status=$?
 # The other brokers end with rank 0's instance.
 for pid in "${pids[@]}"; do
-    wait "$pid" || echo "broker $pid exited $?: $(cat "$work"/host*.err)"
+    wait "$pid" 2>/dev/null || [ -n "${GANTRY_TEST_KILLS:-}" ] ||
+        echo "broker $pid exited $?: $(cat "$work"/host*.err)"
 done
 pids=()
 exit $status
