@@ -13,22 +13,8 @@ other=${3:-}
 floor=$(dirname "$gantry")/bench/spawn_floor
 hydra=$(command -v mpiexec.hydra || true)
 
-# wall_ms COMMAND...: milliseconds the command takes, output discarded.
-wall_ms() {
-    start=$(date +%s%N)
-    "$@" > /dev/null 2>&1 || echo "bench: failed: $*" >&2
-    end=$(date +%s%N)
-    echo $(((end - start) / 1000))
-}
-
-# summary LABEL MICROSECONDS...: best and median in ms.
-summary() {
-    label=$1
-    shift
-    printf '%s\n' "$@" | sort -n | awk -v label="$label" '
-        { t[NR] = $1 }
-        END { printf "%-8s best %8.1f ms  median %8.1f ms\n", label, t[1] / 1000, t[int((NR + 1) / 2)] / 1000 }'
-}
+# shellcheck source=bench/lib/timing.sh
+. "$(dirname "$0")/lib/timing.sh"
 
 for n in 1 8 64 256; do
     f="" g="" h="" o=""

@@ -1,17 +1,22 @@
 // Fuzzes the message envelope (src/overlay/message.h): the parsers of a
 // client's request, of a broker's message and of a reply, and the line
-// framing, with the bytes any client may write on the local socket.
+// framing, with the bytes any client may write on the local socket; and the
+// text of a broker's CURVE certificate (src/overlay/certificate.h), which
+// every input is read as too.
 // Invariants: a client's request parsed has the uid the receiving side
 // gave and no route, whatever the line says; whatever parses, encoded
 // again, parses back to the same message; an error names the id it carries
 // only when it read one; and lines cut by LineBuffer, joined again with
-// their '\n', give back the input.
+// their '\n', give back the input. A certificate that parses has two keys,
+// the public one its secret one's, and encoded again parses back to itself;
+// an error about one is a single line that never shows a secret key.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "overlay/certificate.h"
 #include "overlay/message.h"
 
 namespace {
@@ -87,6 +92,19 @@ void check_lines(std::string_view text) {
     require(joined == text && buffer.size() == 0);
 }
 
+void check_certificate(std::string_view text) {
+    const auto certificate = parse_certificate(text, "fuzz.cert");
+    if (!certificate) {
+        const std::string line = certificate.error().str();
+        require(!line.empty() && line.find('\n') == std::string::npos);
+        return;
+    }
+    require(is_key(certificate->public_key) && is_key(certificate->secret_key));
+    require(certificate->public_key != certificate->secret_key);
+    const auto again = parse_certificate(encode_certificate(*certificate), "fuzz.cert");
+    require(again && *again == *certificate);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -95,5 +113,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_message(text);
     check_reply(text);
     check_lines(text);
+    check_certificate(text);
     return 0;
 }

@@ -35,6 +35,9 @@ std::string whole_line(const Error& error) {
 // One request being answered.
 struct Call {
     std::weak_ptr<Session> session;
+    // Set instead of `session` for a request from another broker: where its
+    // replies go (back along the overlay).
+    std::function<void(overlay::Reply)> remote;
     std::int64_t id = 0;
     std::string method;
     Peer peer;
@@ -96,9 +99,38 @@ private:
     std::vector<std::function<void()>> on_close_;
 };
 
+// Each reply of a call goes to the client's session or, for a request from
+// another broker, to its remote sink.
+void send_reply(Call& call, overlay::Reply reply) {
+    if (call.remote) {
+        reply.id = call.id;
+        call.remote(std::move(reply));
+        return;
+    }
+    const auto client = call.session.lock();
+    if (!client)
+        return;
+    client->send(overlay::encode_reply(
+        overlay::Reply{call.id, reply.result, reply.message, reply.error_type, reply.more}));
+    if (!reply.more)
+        client->finished();
+}
+
+overlay::Reply result_reply(const Json& result, bool more) {
+    return overlay::Reply{std::nullopt, result, std::nullopt, {}, more};
+}
+
+overlay::Reply error_reply(std::string message, std::string_view type) {
+    return overlay::Reply{std::nullopt, std::nullopt, std::move(message), std::string(type)};
+}
+
 Call::~Call() {
     if (done)
         return;
+    if (remote) {
+        send_reply(*this, error_reply("gantry: " + method + ": no reply", {}));
+        return;
+    }
     if (const auto client = session.lock()) {
         client->send(overlay::encode_error(id, "gantry: " + method + ": no reply"));
         client->finished();
@@ -116,30 +148,31 @@ const Peer& Responder::peer() const {
 }
 
 void Responder::more(const Json& result) {
-    if (call_->done)
-        return;
-    if (const auto client = call_->session.lock())
-        client->send(overlay::encode_result(call_->id, result, true));
+    if (!call_->done)
+        send_reply(*call_, result_reply(result, true));
 }
 
 void Responder::result(const Json& result) {
     if (call_->done)
         return;
     call_->done = true;
-    if (const auto client = call_->session.lock()) {
-        client->send(overlay::encode_result(call_->id, result));
-        client->finished();
-    }
+    send_reply(*call_, result_reply(result, false));
 }
 
 void Responder::error(const Error& error, std::string_view type) {
     if (call_->done)
         return;
     call_->done = true;
-    if (const auto client = call_->session.lock()) {
-        client->send(overlay::encode_error(call_->id, whole_line(error), type));
-        client->finished();
-    }
+    send_reply(*call_, error_reply(whole_line(error), type));
+}
+
+void Responder::relay(const overlay::Reply& reply) {
+    if (call_->done)
+        return;
+    call_->done = !reply.more;
+    overlay::Reply copy = reply;
+    copy.route.clear();
+    send_reply(*call_, std::move(copy));
 }
 
 bool Responder::done() const {
@@ -147,6 +180,8 @@ bool Responder::done() const {
 }
 
 bool Responder::connected() const {
+    if (call_->remote)
+        return true;  // the overlay says when a broker is lost
     const auto client = call_->session.lock();
     return client && client->open();
 }
@@ -251,24 +286,13 @@ void Session::dispatch(const std::string& line) {
         fail(id, request.error());
         return;
     }
-    const auto handler = broker_->handler_for(*request);
-    if (!handler) {
-        send(overlay::encode_error(request->id, whole_line(handler.error())));
-        return;
-    }
     busy_ = true;
     auto call = std::make_shared<Call>();
     call->session = weak_from_this();
     call->id = request->id;
     call->method = request->method;
     call->peer = {request->uid, peer_.gid, peer_.pid};
-    Responder responder(call);
-    call.reset();
-    try {
-        (**handler)(*request, responder);
-    } catch (const std::exception& e) {
-        responder.error(Error(request->method, e.what()));
-    }
+    broker_->dispatch(std::move(*request), Responder(std::move(call)));
 }
 
 void Session::finished() {
@@ -409,10 +433,39 @@ void Broker::register_method(std::string name, Handler handler, ServedOn where) 
     methods_.add(std::move(name), std::move(handler), where);
 }
 
+void Broker::set_forwarder(Forwarder forward) {
+    forward_ = std::move(forward);
+}
+
+void Broker::serve(overlay::Message request, std::function<void(overlay::Reply)> send) {
+    auto call = std::make_shared<Call>();
+    call->remote = std::move(send);
+    call->id = request.id;
+    call->method = request.method;
+    call->peer = {request.uid, 0, 0};
+    dispatch(std::move(request), Responder(std::move(call)));
+}
+
+void Broker::dispatch(overlay::Message request, Responder responder) {
+    if (request.rank && *request.rank != rank_ && forward_) {
+        forward_(std::move(request), std::move(responder));
+        return;
+    }
+    const auto handler = handler_for(request);
+    if (!handler) {
+        responder.error(handler.error());
+        return;
+    }
+    try {
+        (**handler)(request, responder);
+    } catch (const std::exception& e) {
+        responder.error(Error(request.method, e.what()));
+    }
+}
+
 Result<const Handler*> Broker::handler_for(const overlay::Message& request) const {
     const overlay::Rank rank = request.rank.value_or(rank_);
-    // Another rank's broker is reached through the overlay, which has no
-    // peers yet.
+    // Another rank's broker is reached through the overlay, when there is one.
     if (rank != rank_)
         return Error("api", "no route to rank " + std::to_string(rank));
     if (const Handler* handler = methods_.find(request.method, rank))

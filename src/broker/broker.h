@@ -13,9 +13,9 @@
 //
 // Methods are looked up by rank (Methods): a request from a client is
 // served by this broker, at its rank, unless it names another rank, which
-// no route leads to yet (the overlay between brokers is to come). A
-// request that comes from another broker will go through the same table
-// to the same handlers.
+// goes to the forwarder (the overlay between brokers). A request that
+// comes from another broker (serve) goes through the same table to the
+// same handlers.
 #pragma once
 
 #include <sys/types.h>
@@ -71,6 +71,9 @@ public:
     // The final reply: {"id":N,"error":{"message":"gantry: " + error.str()}},
     // with "type" when `type` is not empty (overlay::kShutdownError).
     void error(const Error& error, std::string_view type = {});
+    // A reply another broker gave, passed on as this request's own: the
+    // final one when it has no "more".
+    void relay(const overlay::Reply& reply);
     // The final reply was given.
     bool done() const;
     // The client is still connected (a stream may stop when it is not).
@@ -133,6 +136,14 @@ public:
     // default it is served on rank 0, where the record is.
     void register_method(std::string name, Handler handler, ServedOn where = ServedOn::kRankZero);
 
+    // Serves a request that came from another broker over the overlay: its
+    // replies go to `send`, each carrying the request's id. A method not
+    // served here is answered at once with the error.
+    void serve(overlay::Message request, std::function<void(overlay::Reply)> send);
+    // Where requests for other ranks go (the overlay). Without one they are
+    // answered "no route to rank N".
+    using Forwarder = std::function<void(overlay::Message request, Responder responder)>;
+    void set_forwarder(Forwarder forward);
     // Stops accepting clients and reading requests; runs `done` on the loop
     // once every reply given so far is written, or after `grace` at most.
     // The clients stay connected until disconnect_all() or the destructor.
@@ -144,6 +155,9 @@ public:
 private:
     friend class Session;
     void accept();
+    // Hands `request` to its method here, or to the forwarder when it names
+    // another rank.
+    void dispatch(overlay::Message request, Responder responder);
     void remove(const std::shared_ptr<Session>& session);
     void check_drained();
     // The handler that is to serve `request` here, or the error that
@@ -158,6 +172,7 @@ private:
     asio::steady_timer retry_timer_;  // after accept fails for want of descriptors
     asio::steady_timer grace_timer_;
     Methods methods_;
+    Forwarder forward_;
     std::set<std::shared_ptr<Session>> sessions_;
     std::function<void()> on_drained_;  // set while close() waits
     bool closed_ = false;

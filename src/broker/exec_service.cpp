@@ -32,7 +32,7 @@ public:
         const std::size_t index = shells_.size() - 1;
         ShellProcess::Handlers handlers{
             [this, index](shell::records::Record&& record) { on_record(index, std::move(record)); },
-            [this](const Error& error) { events_.exception(error); },
+            [this](const Error& error) { events_.exception("exec", error); },
             [this, index](int wait_status) { on_shell_end(index, wait_status); },
         };
         auto process = ShellProcess::start(loop_, program, header, std::move(handlers));
@@ -135,17 +135,8 @@ public:
                                              ExecEvents events) override {
         if (auto served = check_ranks_have_brokers(request.R); !served)
             return Error("job " + std::to_string(request.job), served.error().message());
-        auto execution = std::make_unique<LocalExecution>(loop_, request.job, std::move(events));
-        // The shell maps the whole job on the same topologies, and runs
-        // the node of its broker's rank.
-        const Json header = {{"id", std::to_string(request.job)},
-                             {"jobspec", request.jobspec},
-                             {"R", request.R.to_json()},
-                             {"rank", own_rank_},
-                             {"topologies", topologies_.only(request.R.ranks()).to_json()}};
-        if (auto started = execution->start_shell(program_, own_rank_, header); !started)
-            return started.error();
-        return std::unique_ptr<Execution>(std::move(execution));
+        return start_node_shell(loop_, program_, own_rank_, request,
+                                topologies_.only(request.R.ranks()).to_json(), std::move(events));
     }
 
 private:
@@ -157,6 +148,23 @@ private:
 
 }  // namespace
 
+Result<std::unique_ptr<Execution>> start_node_shell(asio::io_context& loop,
+                                                    const std::string& shell_program,
+                                                    std::uint32_t rank, const ExecRequest& request,
+                                                    const Json& topologies, ExecEvents events) {
+    auto execution = std::make_unique<LocalExecution>(loop, request.job, std::move(events));
+    // The shell maps the whole job on the same topologies, and runs the
+    // node of its broker's rank.
+    const Json header = {{"id", std::to_string(request.job)},
+                         {"jobspec", request.jobspec},
+                         {"R", request.R.to_json()},
+                         {"rank", rank},
+                         {"topologies", topologies}};
+    if (auto started = execution->start_shell(shell_program, rank, header); !started)
+        return started.error();
+    return std::unique_ptr<Execution>(std::move(execution));
+}
+
 std::unique_ptr<ExecService> make_local_exec_service(asio::io_context& loop,
                                                      std::string shell_program,
                                                      std::uint32_t own_rank,
@@ -165,15 +173,16 @@ std::unique_ptr<ExecService> make_local_exec_service(asio::io_context& loop,
                                               std::move(topologies));
 }
 
-Status check_ranks_have_brokers(const ResourceSet& R) {
-    // The ranks with a broker to start job shells: this one alone, until
-    // brokers on other nodes join an instance.
-    const IdSet unserved = R.ranks() - IdSet{0};
+Status check_ranks_have_brokers(const ResourceSet& R, const IdSet& up, std::uint32_t size) {
+    const IdSet unserved = R.ranks() - up;
     if (unserved.empty())
         return {};
-    return Error("", "R names rank" + std::string(unserved.count() > 1 ? "s " : " ") +
-                         unserved.encode() +
-                         ", where no broker runs (this instance has one broker, rank 0)");
+    const std::string ranks =
+        "R names rank" + std::string(unserved.count() > 1 ? "s " : " ") + unserved.encode();
+    if (size <= 1)
+        return Error("", ranks + ", where no broker runs (this instance has one broker, rank 0)");
+    return Error("", ranks + ", where no broker is up (this instance has " + std::to_string(size) +
+                         " brokers; up: " + (up.empty() ? std::string("none") : up.encode()) + ")");
 }
 
 }  // namespace gantry::broker

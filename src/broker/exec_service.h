@@ -58,7 +58,8 @@ struct TaskEnd {
 struct ExecEvents {
     std::function<void()> started;
     std::function<void(std::uint32_t rank)> released;
-    std::function<void(const Error& error)> exception;
+    // `type`: "exec" (a shell failed) or "node-failure" (a rank was lost).
+    std::function<void(std::string_view type, const Error& error)> exception;
     std::function<void(int wait_status)> finished;
     std::function<void(const ShellOutput& output)> output;
     std::function<void(const TaskEnd& end)> task_end;
@@ -105,9 +106,20 @@ std::unique_ptr<ExecService> make_local_exec_service(asio::io_context& loop,
                                                      std::uint32_t own_rank,
                                                      RankTopologies topologies);
 
+// Starts the shell of broker rank `rank` for `request` as a child of this
+// process; `topologies` are those of R's ranks (RankTopologies::to_json()).
+// The execution's events are this one shell's.
+Result<std::unique_ptr<Execution>> start_node_shell(asio::io_context& loop,
+                                                    const std::string& shell_program,
+                                                    std::uint32_t rank, const ExecRequest& request,
+                                                    const Json& topologies, ExecEvents events);
+
 // Tasks on a rank that no broker serves would never start: an error naming
-// those ranks of R (message: "R names ranks 1-3, where no broker runs (this
-// instance has one broker, rank 0)"), if it has any. Only rank 0 has one.
-Status check_ranks_have_brokers(const ResourceSet& R);
+// those ranks of R, if it has any. `up` are the ranks whose brokers are up
+// in an instance of `size` brokers. Messages: "R names ranks 1-3, where no
+// broker runs (this instance has one broker, rank 0)"; "R names rank 2,
+// where no broker is up (this instance has 4 brokers; up: 0-1,3)".
+Status check_ranks_have_brokers(const ResourceSet& R, const IdSet& up = IdSet{0},
+                                std::uint32_t size = 1);
 
 }  // namespace gantry::broker

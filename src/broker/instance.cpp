@@ -14,11 +14,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <utility>
 
+#include "broker/remote_exec.h"
 #include "shell/clone_into.h"
 #include "shell/exit_status.h"
 #include "topo/topology.h"
+#include "util/duration.h"
 #include "util/file.h"
 
 extern char** environ;
@@ -153,7 +156,7 @@ Instance::Instance(InstanceOptions options, std::string state_dir, bool temporar
       state_dir_(std::move(state_dir)),
       temporary_(temporary),
       lock_fd_(lock_fd),
-      broker_(loop_, ::getuid()),
+      broker_(loop_, ::getuid(), options_.bootstrap ? options_.bootstrap->rank() : 0),
       signals_(loop_) {}
 
 Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
@@ -182,16 +185,211 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
         if (failure)
             return error("cannot find the gantry executable: " + failure.message());
     }
+    instance->shell_program_ = program;
+    instance->register_methods();
+    if (instance->options_.bootstrap) {
+        if (auto joined = instance->join_overlay(); !joined)
+            return joined.error();
+        return instance;
+    }
     auto topologies = local_topologies(instance->options_.inventory);
     if (!topologies)
         return topologies.error();
-    auto jobs = JobManager::open(instance->loop_, instance->broker_, instance->state_dir_,
-                                 instance->options_.inventory, *topologies, program);
+    if (auto opened = instance->open_jobs(instance->options_.inventory, *topologies); !opened)
+        return opened.error();
+    instance->ready_ = true;
+    return instance;
+}
+
+Status Instance::open_jobs(const ResourceSet& inventory, const RankTopologies& topologies) {
+    std::unique_ptr<ExecService> exec_service;
+    if (membership_)
+        exec_service = make_instance_exec_service(loop_, shell_program_, topologies,
+                                                  membership_->peers(), [this] { return up_; });
+    else
+        exec_service = make_local_exec_service(loop_, shell_program_, 0, topologies);
+    auto jobs = JobManager::open(loop_, broker_, state_dir_, inventory, topologies,
+                                 std::move(exec_service));
     if (!jobs)
         return jobs.error();
-    instance->jobs_ = std::move(*jobs);
-    instance->register_methods();
-    return instance;
+    jobs_ = std::move(*jobs);
+    return {};
+}
+
+// --- Many brokers ------------------------------------------------------------
+
+Status Instance::join_overlay() {
+    register_overlay_methods();
+    Membership::Events events;
+    events.lost = [this](const IdSet& ranks, const std::string& why) { ranks_lost(ranks, why); };
+    auto membership =
+        Membership::join(loop_, broker_, *options_.bootstrap, options_.membership, events);
+    if (!membership)
+        return membership.error();
+    membership_ = std::move(*membership);
+    up_ = IdSet{0};
+    join_timer_ = std::make_unique<asio::steady_timer>(loop_, options_.join_timeout);
+    join_timer_->async_wait([this](const asio::error_code& failure) {
+        if (failure || ready_)
+            return;
+        const IdSet missing = IdSet::range(0, membership_->size() - 1) - up_;
+        std::cerr << "gantry: instance: rank" << (missing.count() > 1 ? "s " : " ")
+                  << missing.encode() << " did not join within "
+                  << format_duration(options_.join_timeout) << "\n";
+        exit_code_ = 1;
+        end();
+    });
+    return {};
+}
+
+void Instance::register_overlay_methods() {
+    broker_.register_method("broker.join",
+                            [this](const overlay::Message& request, Responder responder) {
+                                rank_joined(request, responder);
+                            });
+    broker_.register_method(
+        "broker.lost", [this](const overlay::Message& request, Responder responder) {
+            auto ranks = IdSet::parse(request.params.value("ranks", ""));
+            if (!ranks) {
+                responder.error(Error("broker.lost", ranks.error().str()));
+                return;
+            }
+            responder.result(Json::object());
+            membership_->peers().lost(*ranks, request.params.value("why", "lost"));
+            ranks_lost(*ranks, request.params.value("why", "lost"));
+        });
+}
+
+void Instance::rank_joined(const overlay::Message& request, Responder& responder) {
+    const auto rank = request.params.value("rank", overlay::Rank{0});
+    if (rank == 0 || rank >= membership_->size()) {
+        responder.error(Error("broker.join", "rank " + std::to_string(rank) +
+                                                 " is not a rank of this instance of " +
+                                                 std::to_string(membership_->size())));
+        return;
+    }
+    if (up_.contains(rank)) {
+        responder.error(Error("broker.join", "rank " + std::to_string(rank) + " is up already"));
+        return;
+    }
+    if (ready_) {
+        responder.error(
+            Error("broker.join", "rank " + std::to_string(rank) + " rejoins: not supported yet"));
+        return;
+    }
+    joined_[rank] =
+        Joined{request.params.value("hostname", ""), request.params.value("topology", "")};
+    up_.insert(rank);
+    responder.result(Json::object());
+    if (up_.count() == membership_->size())
+        all_joined();
+}
+
+void Instance::all_joined() {
+    ready_ = true;
+    join_timer_->cancel();
+    // Rank 0's node first, then the others as they said they are.
+    ResourceSet inventory;
+    RankTopologies topologies;
+    auto own = Topology::local();
+    if (!own) {
+        std::cerr << "gantry: " << own.error().str() << '\n';
+        exit_code_ = 1;
+        end();
+        return;
+    }
+    const ResourceSet& given = options_.inventory;
+    const auto add = [&](overlay::Rank rank, const std::string& hostname,
+                         const Topology& topology) -> Status {
+        topologies.assign(IdSet{rank}, topology);
+        if (given.nnodes() > 1) {
+            const Target* target = given.find(rank);
+            if (!target)
+                return error("--resources names no rank " + std::to_string(rank));
+            return inventory.insert(rank, *target);
+        }
+        Target node;
+        node.hostname = hostname;
+        if (topology.ncores() > 0)
+            node.cores = IdSet::range(0, topology.ncores() - 1);
+        if (topology.ngpus() > 0)
+            node.gpus = IdSet::range(0, topology.ngpus() - 1);
+        return inventory.insert(rank, node);
+    };
+    const Target* zero = given.find(0);
+    Status status = add(0, zero ? zero->hostname : local_hostname(), *own);
+    for (const auto& [rank, joined] : joined_) {
+        if (!status)
+            break;
+        auto topology = Topology::from_xml_text(joined.topology_xml);
+        if (!topology) {
+            status = error("the topology of rank " + std::to_string(rank) + ": " +
+                           topology.error().str());
+            break;
+        }
+        status = add(rank, joined.hostname, *topology);
+    }
+    if (status)
+        status = open_jobs(inventory, topologies);
+    if (!status) {
+        std::cerr << "gantry: " << status.error().str() << '\n';
+        exit_code_ = 1;
+        end();
+        return;
+    }
+    options_.inventory = std::move(inventory);
+    if (!options_.initial_program.empty()) {
+        if (auto started = spawn_initial_program(); !started) {
+            std::cerr << "gantry: " << started.error().str() << '\n';
+            exit_code_ = 1;
+            end();
+        }
+    }
+}
+
+void Instance::ranks_lost(const IdSet& ranks, const std::string& why) {
+    const IdSet down = up_ & ranks;
+    if (down.empty())
+        return;
+    up_ -= down;
+    if (jobs_)
+        jobs_->nodes_down(down);
+    if (ending_)
+        return;  // they were told to go
+    std::cerr << "gantry: instance: rank" << (down.count() > 1 ? "s " : " ") << down.encode()
+              << " lost: " << why << '\n';
+    if (!ready_) {
+        exit_code_ = 1;
+        end();
+    }
+}
+
+// broker.shutdown down the tree; `done` once rank 0's children have
+// answered (each after its own children), or after a grace period.
+void Instance::shut_down_brokers(std::function<void()> done) {
+    if (!membership_) {
+        done();
+        return;
+    }
+    const auto children = membership_->overlay().children_up();
+    if (children.empty()) {
+        done();
+        return;
+    }
+    auto waiting = std::make_shared<std::size_t>(children.size());
+    auto finish = std::make_shared<std::function<void()>>(std::move(done));
+    for (const overlay::Rank child : children)
+        membership_->peers().call(child, "broker.shutdown", Json::object(),
+                                  [waiting, finish](const overlay::Reply& reply) {
+                                      if (reply.more || --*waiting != 0 || !*finish)
+                                          return;
+                                      std::exchange(*finish, nullptr)();
+                                  });
+    auto grace = std::make_shared<asio::steady_timer>(loop_, std::chrono::seconds(3));
+    grace->async_wait([grace, finish](const asio::error_code&) {
+        if (*finish)
+            std::exchange(*finish, nullptr)();
+    });
 }
 
 Instance::~Instance() {
@@ -238,19 +436,26 @@ Json Instance::info() const {
     const double uptime =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     const uid_t owner = broker_.owner();
-    const JobCounts counts = jobs_->counts();
-    return Json{
+    const JobCounts counts = jobs_ ? jobs_->counts() : JobCounts{};
+    Json info{
         {"uri", broker_.uri()},
         {"owner", {{"uid", owner}, {"name", user_name(owner)}}},
         {"pid", ::getpid()},
         {"state_dir", state_dir_},
         {"size", options_.inventory.nnodes()},
+
         {"cores", options_.inventory.ncores()},
         {"gpus", options_.inventory.ngpus()},
         {"uptime", uptime},
         {"jobs",
          {{"pending", counts.pending}, {"running", counts.running}, {"inactive", counts.inactive}}},
     };
+    // An instance of many brokers says which are up.
+    if (membership_)
+        info["brokers"] = {{"size", membership_->size()},
+                           {"up", up_.encode()},
+                           {"fanout", membership_->tree().fanout}};
+    return info;
 }
 
 Status Instance::shutdown(bool force) {
@@ -278,7 +483,7 @@ Result<int> Instance::run() {
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGPIPE, &ignore, &old_sigpipe);
     catch_signals();
-    if (!options_.initial_program.empty()) {
+    if (ready_ && !options_.initial_program.empty()) {
         if (auto started = spawn_initial_program(); !started) {
             signals_.clear();
             sigaction(SIGPIPE, &old_sigpipe, nullptr);
@@ -406,8 +611,15 @@ void Instance::end() {
     if (ending_)
         return;
     ending_ = true;
-    // Running jobs are terminated and recorded before the API goes.
-    jobs_->stop([this] { broker_.close([this] { loop_.stop(); }); });
+    // Running jobs are terminated and recorded before the API goes, and
+    // the other brokers before this one.
+    const auto close = [this] {
+        shut_down_brokers([this] { broker_.close([this] { loop_.stop(); }); });
+    };
+    if (jobs_)
+        jobs_->stop(close);
+    else
+        close();
 }
 
 Result<int> run_instance(InstanceOptions options) {

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,10 +26,13 @@
 #include <asio/io_context.hpp>
 #include <asio/posix/stream_descriptor.hpp>
 #include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
 
+#include "broker/bootstrap.h"
 #include "broker/broker.h"
 #include "broker/child.h"
 #include "broker/jobs.h"
+#include "broker/membership.h"
 #include "formats/rset.h"
 #include "shell/containment.h"
 #include "topo/rank_topologies.h"
@@ -46,6 +50,14 @@ struct InstanceOptions {
     // The gantry executable, which runs each job's shell (`gantry
     // job-shell`); empty: the running executable (/proc/self/exe).
     std::string shell_program;
+    // When a launcher started several brokers: this one is rank 0, and the
+    // others join it (bootstrap.h). Then `inventory` is rank 0's node (or,
+    // given with --resources, every rank's), and the instance is ready,
+    // and runs its initial program, once every rank has joined.
+    std::optional<Bootstrap> bootstrap = std::nullopt;
+    MembershipOptions membership = {};
+    // How long the other ranks have to join.
+    std::chrono::milliseconds join_timeout{30000};
 };
 
 // This machine as an inventory: rank 0 with its host name and the cores and
@@ -92,6 +104,16 @@ public:
 private:
     Instance(InstanceOptions options, std::string state_dir, bool temporary, int lock_fd);
     void register_methods();
+    // Many brokers: the overlay, the other ranks' joins and losses.
+    Status join_overlay();
+    void register_overlay_methods();
+    void rank_joined(const overlay::Message& request, Responder& responder);
+    void ranks_lost(const IdSet& ranks, const std::string& why);
+    // Every rank is in: the inventory is complete, jobs may run and the
+    // initial program starts.
+    void all_joined();
+    Status open_jobs(const ResourceSet& inventory, const RankTopologies& topologies);
+    void shut_down_brokers(std::function<void()> done);
     Status spawn_initial_program();
     void initial_program_ended(int wait_status);
     void catch_signals();
@@ -103,6 +125,16 @@ private:
     bool temporary_;
     int lock_fd_;
     Broker broker_;
+    std::string shell_program_;
+    std::unique_ptr<Membership> membership_;
+    struct Joined {
+        std::string hostname;
+        std::string topology_xml;
+    };
+    std::map<overlay::Rank, Joined> joined_;  // the other ranks, as they joined
+    IdSet up_ = IdSet{0};                     // the ranks whose brokers are up
+    std::unique_ptr<asio::steady_timer> join_timer_;
+    bool ready_ = false;  // every rank has joined
     std::unique_ptr<JobManager> jobs_;
     asio::signal_set signals_;
     std::optional<ChildExit> initial_exit_;

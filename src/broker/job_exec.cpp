@@ -115,9 +115,10 @@ Result<IdSet> JobManager::Impl::exec(Active& job) {
         // The whole R goes back when the job ends (CLEANUP): a rank's part
         // is not handed back alone yet.
         [](std::uint32_t) {},
-        [this, id](const Error& error) {
+        [this, id](std::string_view type, const Error& error) {
             if (const auto job = active.find(id); job != active.end())
-                raise(job->second, "exec", "the job shell failed: " + error.str());
+                raise(job->second, std::string(type),
+                      type == "exec" ? "the job shell failed: " + error.str() : error.str());
         },
         [this, id, key](int wait_status) { on_finished(id, key, wait_status); },
         [this, id, first_rank](const ShellOutput& output) { on_output(id, first_rank, output); },

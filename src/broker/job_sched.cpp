@@ -60,13 +60,14 @@ void JobManager::Impl::schedule() {
 
 void JobManager::Impl::register_sched_methods() {
     broker.register_method("resource.list", [this](const overlay::Message&, Responder responder) {
-        // The scheduler's view: what no job holds is free. Every rank of the
-        // inventory counts as up: nothing here marks a node down yet.
+        // The scheduler's view: what no job holds is free, unless its node
+        // is down.
         const ResourceSet free = scheduler.free_resources();
+        const ResourceSet down = scheduler.down_resources();
         responder.result({{"all", inventory.to_json()},
                           {"free", free.to_json()},
-                          {"allocated", inventory.diff(free).to_json()},
-                          {"down", ResourceSet().to_json()}});
+                          {"allocated", inventory.diff(free).diff(down).to_json()},
+                          {"down", down.to_json()}});
     });
     register_job_method(
         {"job.urgency"}, [this](JobId id, const overlay::Message& request, Responder responder) {

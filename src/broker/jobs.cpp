@@ -115,11 +115,10 @@ Result<std::unique_ptr<JobManager>> JobManager::open(asio::io_context& loop, Bro
                                                      const std::string& state_dir,
                                                      const ResourceSet& inventory,
                                                      const RankTopologies& topologies,
-                                                     const std::string& shell_program) {
+                                                     std::unique_ptr<ExecService> exec_service) {
     auto store = Store::open(std::filesystem::path(state_dir) / Store::kFileName);
     if (!store)
         return store.error();
-    auto exec_service = make_local_exec_service(loop, shell_program, 0, topologies);
     auto impl = std::make_unique<Impl>(loop, broker, std::move(*store), inventory, topologies,
                                        std::move(exec_service));
     if (auto restored = impl->restore(); !restored)
@@ -130,6 +129,10 @@ Result<std::unique_ptr<JobManager>> JobManager::open(asio::io_context& loop, Bro
 
 JobManager::JobManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 JobManager::~JobManager() = default;
+
+void JobManager::nodes_down(const IdSet& ranks) {
+    impl_->scheduler.set_down(ranks);
+}
 
 JobCounts JobManager::counts() const {
     JobCounts counts;

@@ -86,19 +86,22 @@ public:
     // there was lost with the broker that ran it: it gets an `exception`
     // (type "lost") and becomes INACTIVE; one still waiting waits again.
     // Registers the job.* methods and resource.list. Jobs are mapped on the
-    // topology of each rank of `inventory` in `topologies`, which their
-    // shells get too. Job shells run `shell_program job-shell` (the gantry
-    // executable).
+    // topology of each rank of `inventory` in `topologies`, and run by
+    // `exec_service` (which gives the shells the same topologies).
     static Result<std::unique_ptr<JobManager>> open(asio::io_context& loop, Broker& broker,
                                                     const std::string& state_dir,
                                                     const ResourceSet& inventory,
                                                     const RankTopologies& topologies,
-                                                    const std::string& shell_program);
+                                                    std::unique_ptr<ExecService> exec_service);
     ~JobManager();
     JobManager(const JobManager&) = delete;
     JobManager& operator=(const JobManager&) = delete;
 
     JobCounts counts() const;
+    // The nodes of `ranks` went down (their brokers were lost): no job is
+    // placed there any more. The jobs running there hear of it from the
+    // exec service.
+    void nodes_down(const IdSet& ranks);
     // Terminates every running job and waits for their shells (the instance
     // is ending); `done` runs on the loop once none is left.
     void stop(std::function<void()> done);

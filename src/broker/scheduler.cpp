@@ -505,8 +505,63 @@ Status Scheduler::release(JobId id) {
     if (it == running_.end())
         return error(job_str(id) + " is not running");
     pool_.give(it->second.placement);
+    withhold(it->second.placement);
     running_.erase(it);
     return {};
+}
+
+std::optional<std::size_t> Scheduler::node_index(ResourceSet::Rank rank) const {
+    const auto found = std::lower_bound(
+        empty_.nodes.begin(), empty_.nodes.end(), rank,
+        [](const scheduler_detail::Node& node, ResourceSet::Rank r) { return node.rank < r; });
+    if (found == empty_.nodes.end() || found->rank != rank)
+        return std::nullopt;
+    return static_cast<std::size_t>(found - empty_.nodes.begin());
+}
+
+// What `placement` gave back on down nodes is taken out of the pool again.
+void Scheduler::withhold(const Placement& placement) {
+    Placement taken;
+    for (const scheduler_detail::Piece& piece : placement)
+        if (down_.contains(empty_.nodes[piece.node].rank))
+            taken.push_back(piece);
+    if (taken.empty())
+        return;
+    pool_.take(taken);
+    for (const scheduler_detail::Piece& piece : taken)
+        withheld_[piece.node].push_back(piece);
+}
+
+void Scheduler::set_down(const IdSet& ranks) {
+    for (const IdSet::Id rank : ranks) {
+        const auto node = node_index(rank);
+        if (!node || down_.contains(rank))
+            continue;
+        down_.insert(rank);
+        const scheduler_detail::Node& free = pool_.nodes[*node];
+        withhold({{*node, free.cores, free.gpus}});
+    }
+}
+
+void Scheduler::set_up(const IdSet& ranks) {
+    for (const IdSet::Id rank : ranks) {
+        const auto node = node_index(rank);
+        if (!node || !down_.contains(rank))
+            continue;
+        down_ -= IdSet{rank};
+        if (const auto held = withheld_.find(*node); held != withheld_.end()) {
+            pool_.give(held->second);
+            withheld_.erase(held);
+        }
+    }
+}
+
+ResourceSet Scheduler::down_resources() const {
+    ResourceSet down;
+    for (const IdSet::Id rank : down_)
+        if (const Target* target = inventory_.find(rank))
+            (void)down.insert(rank, *target);
+    return down;
 }
 
 Status Scheduler::restore(JobId id, const ResourceSet& R, double start, double time_limit) {

@@ -155,7 +155,18 @@ public:
     // when schedule() should run again though nothing else happens.
     std::optional<double> next_begin_time(double now) const;
 
-    // The resources no running job holds, as R.
+    // --- Nodes down ------------------------------------------------------------
+    // The nodes of `ranks` (of the inventory) are down (their brokers were
+    // lost): nothing is placed on them, and what running jobs held there
+    // is not free again when they end, until set_up(). Unknown ranks are
+    // ignored.
+    void set_down(const IdSet& ranks);
+    void set_up(const IdSet& ranks);
+    const IdSet& down() const { return down_; }
+    // What set_down() holds back, as R.
+    ResourceSet down_resources() const;
+
+    // The resources no running job holds, as R (down nodes' are not free).
     ResourceSet free_resources() const;
     // The reservation the last schedule() made, if a job did not fit.
     std::optional<Reservation> reservation() const;
@@ -204,6 +215,10 @@ private:
     std::map<JobId, Running> running_;
     std::uint64_t next_seq_ = 0;
     std::optional<Head> head_;  // the last pass's reservation
+    IdSet down_;
+    std::map<std::size_t, Placement> withheld_;  // by node: what down nodes had free
+    std::optional<std::size_t> node_index(ResourceSet::Rank rank) const;
+    void withhold(const Placement& placement);
 };
 
 }  // namespace gantry::broker

@@ -198,13 +198,16 @@ std::optional<int> show(const Jobspec& spec, const JobMap& map, bool dry_run) {
 }
 
 // Starts the job's tasks here and waits for them: the job's exit code.
-int launch(const Jobspec& spec, const JobMap& map, const shell::LaunchSettings& settings) {
+int launch(const Jobspec& spec, const JobMap& map, const shell::LaunchSettings& settings,
+           const std::function<void(shell::Job&)>& adjust) {
     std::string warning;
     auto job = shell::local_job(spec, map, settings, warning);
     if (!warning.empty())
         std::cerr << "gantry: " << warning << '\n';
     if (!job)
         return fail(job.error());
+    if (adjust)
+        adjust(*job);
     std::cout.flush();  // the map before the tasks' output
     return shell::run(*job);
 }
@@ -216,16 +219,24 @@ namespace {
 // Inside an instance gantry run does what it does outside, on the
 // instance's cores: without -n (or -N), one task per slot of them all, as
 // mpirun in an allocation; with --oversubscribe, more tasks than slots share
-// them (resources.ntasks: the slots asked for, fewer than the tasks).
-void fit_to_instance(Jobspec& spec, std::uint64_t cores) {
+// them (resources.ntasks: the slots asked for, fewer than the tasks; with
+// -N, those of that many nodes).
+void fit_to_instance(Jobspec& spec, std::uint64_t cores, std::uint64_t nodes) {
     Jobspec::Resources& resources = spec.resources;
+    // With -N, the slots of that many nodes of the instance's average size.
+    if (resources.nodes > 0 && nodes > 0)
+        cores = cores / nodes * resources.nodes;
     const std::uint64_t slots = std::max<std::uint64_t>(1, cores / resources.cores_per_task);
-    if (resources.nodes > 0 || resources.ntasks > 0 || resources.R)
+    if (resources.ntasks > 0 || resources.R)
         return;
     std::uint64_t ntasks = 0;
     for (const Jobspec::App& app : spec.apps)
         ntasks += app.ntasks;
-    if (ntasks == 0 || (spec.job.oversubscribe && ntasks > slots))
+    // With -N, at least a slot a node; the tasks share what the nodes give.
+    if (spec.job.oversubscribe && ntasks > slots)
+        resources.ntasks =
+            static_cast<std::uint32_t>(std::max<std::uint64_t>(slots, resources.nodes));
+    else if (ntasks == 0 && resources.nodes == 0)
         resources.ntasks = static_cast<std::uint32_t>(slots);
 }
 
@@ -240,7 +251,8 @@ int run_in_instance(RunCommand run, const std::string& uri) {
     const auto info = client->call("instance.info", Json::object());
     if (!info)
         return runtime_failure(info.error());
-    fit_to_instance(run.jobspec, info->value("cores", std::uint64_t{0}));
+    fit_to_instance(run.jobspec, info->value("cores", std::uint64_t{0}),
+                    info->value("size", std::uint64_t{0}));
     if (auto fits = check_for_instance(run.jobspec, "job.submit"); !fits)
         return runtime_failure(fits.error());
     // Interactive: the job is bound to this connection and never starts
@@ -266,6 +278,11 @@ int run_main(int argc, char** argv) {
     print_notes(*run);
     if (const auto uri = instance_of(*run))
         return run_in_instance(*run, *uri);
+    return run_here(*run);
+}
+
+int run_here(const RunCommand& command, const std::function<void(shell::Job&)>& adjust) {
+    const RunCommand* run = &command;
     if (auto status = check_no_scheduling(*run); !status)
         return fail(status.error());
     const Jobspec& spec = run->jobspec;
@@ -292,7 +309,7 @@ int run_main(int argc, char** argv) {
         return *failed;
     if (run->dry_run)
         return kExitOk;
-    return launch(spec, *map, *settings);
+    return launch(spec, *map, *settings, adjust);
 }
 
 }  // namespace gantry::cli

@@ -4,6 +4,7 @@
 // broker work from (docs/jobspec.md says which option fills which key).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,10 @@
 
 #include "formats/jobspec.h"
 #include "util/error.h"
+
+namespace gantry::shell {
+struct Job;
+}
 
 namespace gantry::cli {
 
@@ -53,6 +58,10 @@ Result<RunCommand> parse_run_command(std::string_view command, int argc, char** 
 
 // Prints each of run.notes on stderr, `gantry: ` first.
 void print_notes(const RunCommand& run);
+
+// Runs `run` on this machine, as `gantry run` does outside an instance, and
+// returns its exit code; `adjust` may change the shell's job first.
+int run_here(const RunCommand& run, const std::function<void(shell::Job&)>& adjust = {});
 
 // An urgency as a user writes it (--urgency, `gantry urgency`): 0-31, or
 // hold (0), default (16) or expedite (31) as Flux names them; nullopt for

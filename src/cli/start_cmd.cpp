@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -13,12 +14,19 @@
 #include <string_view>
 #include <vector>
 
+#include "broker/bootstrap.h"
 #include "broker/instance.h"
+#include "broker/node.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
+#include "cli/run_options.h"
+#include "formats/hostlist.h"
 #include "formats/rset.h"
 #include "overlay/client.h"
+#include "overlay/tree.h"
+#include "shell/shell.h"
 #include "topo/topology.h"
+#include "util/duration.h"
 
 namespace gantry::cli {
 
@@ -31,6 +39,9 @@ constexpr std::string_view kExamples = R"(Examples:
   uri        unix:///tmp/gantry-.../socket
   $ gantry start sh -c 'exit 3'; echo $?
   3
+  $ gantry start --test-size=2 gantry run -N 2 -n 2 --label-io sh -c 'echo node $GANTRY_NODE_ID' | sort
+  0: node 0
+  1: node 1
   $ gantry start
   (an interactive shell inside the instance; the instance ends with it)
   $ uri=$(gantry start --daemon --state-dir ~/.gantry/main)
@@ -54,6 +65,10 @@ struct Options {
     std::optional<std::string> resources;
     bool simulate_ranks = false;
     bool daemon = false;
+    unsigned test_size = 0;
+    std::optional<std::string> test_hosts;
+    unsigned fanout = overlay::kDefaultFanout;
+    std::string lost_after = "5s";
 };
 
 Error error(std::string message) {
@@ -131,6 +146,81 @@ Result<ResourceSet> inventory(const std::optional<std::string>& path, bool simul
     return set;
 }
 
+// The host names of the brokers of `--test-size=N`: --test-hosts, which
+// must name N, or node0 to nodeN-1.
+Result<Hostlist> test_hosts(const Options& options) {
+    if (!options.test_hosts)
+        return *Hostlist::parse("node[0-" + std::to_string(options.test_size - 1) + "]");
+    auto hosts = Hostlist::parse(*options.test_hosts);
+    if (!hosts)
+        return error("--test-hosts: " + hosts.error().str());
+    if (hosts->count() != options.test_size)
+        return error("--test-hosts names " + std::to_string(hosts->count()) + " hosts, " +
+                     "--test-size is " + std::to_string(options.test_size));
+    return hosts;
+}
+
+// `--test-size=N`: N brokers on this host, started as the tasks of a job of
+// gantry's own launcher, whose PMI they bootstrap by (as under any other
+// launcher); each takes its host name from --test-hosts. The launcher's
+// containment ends every broker, shell and task with it.
+int start_test_brokers(const Options& options, const std::vector<std::string>& command) {
+    auto hosts = test_hosts(options);
+    if (!hosts)
+        return fail(hosts.error());
+    std::error_code failure;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", failure).string();
+    if (failure)
+        return fail(error("cannot find the gantry executable: " + failure.message()));
+    std::vector<std::string> args = {"run",
+                                     "-n",
+                                     std::to_string(options.test_size),
+                                     "--bind-to",
+                                     "none",
+                                     "--oversubscribe",
+                                     "--",
+                                     self,
+                                     "start",
+                                     "--test-hosts",
+                                     hosts->encode(),
+                                     "--fanout",
+                                     std::to_string(options.fanout),
+                                     "--lost-after",
+                                     options.lost_after};
+    if (options.state_dir)
+        args.insert(args.end(), {"--state-dir", *options.state_dir});
+    if (options.resources)
+        args.insert(args.end(), {"--resources", *options.resources});
+    if (options.daemon)
+        args.push_back("--daemon");
+    args.insert(args.end(), command.begin(), command.end());
+    std::vector<char*> argv;
+    for (std::string& arg : args)
+        argv.push_back(arg.data());
+    // The launcher runs here, and its tasks are no job of an enclosing
+    // instance.
+    ::unsetenv(std::string(overlay::kUriVariable).c_str());
+    ::unsetenv("GANTRY_JOB_ID");
+    auto run = parse_run_command("run", static_cast<int>(argv.size()), argv.data());
+    if (!run)
+        return fail(run.error());
+    return run_here(*run, [](shell::Job& job) { job.exit_code_of_task_zero = true; });
+}
+
+// This broker's host name: its own, or under --test-hosts the one of its rank.
+Result<std::string> broker_hostname(const Options& options, overlay::Rank rank) {
+    if (!options.test_hosts)
+        return local_hostname();
+    auto hosts = Hostlist::parse(*options.test_hosts);
+    if (!hosts)
+        return error("--test-hosts: " + hosts.error().str());
+    auto name = hosts->nth(rank);
+    if (!name)
+        return error("--test-hosts names " + std::to_string(hosts->count()) +
+                     " hosts, this broker is rank " + std::to_string(rank));
+    return *name;
+}
+
 }  // namespace
 
 int start_main(int argc, char** argv) {
@@ -158,6 +248,22 @@ int start_main(int argc, char** argv) {
     app.add_option("CMD", command,
                    "The initial program and its arguments (default on a terminal: $SHELL)")
         ->type_name("");
+    app.add_option("--test-size", options.test_size,
+                   "Run N brokers on this host as one instance, each posing as a node with its "
+                   "own host name (for tests)")
+        ->type_name("N")
+        ->check(CLI::Range(1u, 4096u));
+    app.add_option("--test-hosts", options.test_hosts,
+                   "The host names of the --test-size brokers, in rank order (default: "
+                   "node[0-N-1])")
+        ->type_name("HOSTLIST");
+    app.add_option("--fanout", options.fanout,
+                   "Children of each broker in the overlay's tree (default: 2)")
+        ->type_name("K")
+        ->check(CLI::Range(1u, 1024u));
+    app.add_option("--lost-after", options.lost_after,
+                   "A broker silent this long is lost, with its node (default: 5s)")
+        ->type_name("DURATION");
     app.add_flag("--daemon", options.daemon,
                  "Run without an initial program, detached, until `gantry shutdown`; print the "
                  "URI once the instance accepts connections");
@@ -174,13 +280,60 @@ int start_main(int argc, char** argv) {
         command.push_back(shell && *shell ? shell : "/bin/sh");
     }
 
-    auto resources = inventory(options.resources, options.simulate_ranks);
+    const auto lost_after = parse_duration(kDomain, options.lost_after);
+    if (!lost_after)
+        return fail(error("--lost-after: " + lost_after.error().str()));
+    if (options.test_size > 0)
+        return start_test_brokers(options, command);
+
+    // Under a parallel launcher with more than one task, the tasks are the
+    // brokers of one instance.
+    auto bootstrap = broker::Bootstrap::from_pmi(options.fanout);
+    if (!bootstrap)
+        return fail(bootstrap.error());
+    broker::MembershipOptions membership;
+    membership.lost_after = *lost_after;
+    membership.heartbeat = std::max(std::chrono::milliseconds(10), *lost_after / 5);
+    std::optional<std::string> hostname;
+    if (*bootstrap) {
+        auto name = broker_hostname(options, (*bootstrap)->rank());
+        if (!name)
+            return fail(name.error());
+        hostname = *name;
+        if ((*bootstrap)->rank() > 0) {
+            auto topology = Topology::local();
+            if (!topology)
+                return runtime_failure(topology.error());
+            broker::NodeOptions node{*hostname, topology->to_xml(), {}, membership};
+            const auto ended = broker::run_node(std::move(**bootstrap), std::move(node));
+            if (!ended)
+                return runtime_failure(ended.error());
+            return *ended;
+        }
+        if (options.daemon)
+            return fail(error("--daemon: the brokers of a launcher's job end with it"));
+    }
+
+    auto resources = inventory(options.resources, options.simulate_ranks || *bootstrap);
     if (!resources) {
         const int code = fail(resources.error());
         return options.resources ? code : kExitRuntime;  // hwloc failing is no user error
     }
+    if (hostname && resources->nnodes() == 1) {
+        // Rank 0 poses under its --test-hosts name.
+        const auto& [rank, target] = *resources->targets().begin();
+        Target named = target;
+        named.hostname = *hostname;
+        ResourceSet renamed;
+        (void)renamed.insert(rank, named);
+        resources = std::move(renamed);
+    }
     broker::InstanceOptions instance{
         options.state_dir, std::move(*resources), std::move(command), {}};
+    if (*bootstrap) {
+        instance.bootstrap = std::move(**bootstrap);
+        instance.membership = membership;
+    }
 
     if (options.daemon) {
         std::cout.flush();

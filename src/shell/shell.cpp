@@ -388,8 +388,9 @@ private:
     bool interrupt_killed_ = false;
     bool output_closed_ = false;
     std::optional<Clock::time_point> last_interrupt_;
-    std::optional<int> failure_code_;  // the first failure's, in time order
-    std::optional<int> abort_code_;    // a PMI abort's
+    std::optional<int> failure_code_;      // the first failure's, in time order
+    std::optional<int> task_zero_status_;  // its wait status, once reaped here
+    std::optional<int> abort_code_;        // a PMI abort's
 };
 
 int JobRun::run() {
@@ -453,6 +454,8 @@ int JobRun::run() {
     sinks_->flush();
     if (abort_code_)
         return *abort_code_;
+    if (job_.exit_code_of_task_zero && task_zero_status_)
+        return exit_code_of(*task_zero_status_);
     return failure_code_.value_or(0);
 }
 
@@ -1053,6 +1056,8 @@ void JobRun::task_exited(RunningTask& task, int wait_status) {
         {.kind = records::Record::Kind::kExit, .rank = task.task.rank, .wait_status = wait_status});
 
     const std::uint32_t rank = task.task.rank;
+    if (rank == 0)
+        task_zero_status_ = wait_status;
     // Its peers would wait for it in a barrier forever.
     const bool left_pmi_peers = pmi_.initialized(rank) && !pmi_.finalized(rank) && !live_.empty();
     if (exit_code_of(wait_status) != 0) {
@@ -1073,7 +1078,8 @@ void JobRun::fail(int exit_code, const std::string& line) {
     if (failure_code_)
         return;
     failure_code_ = exit_code;
-    say(line);
+    if (!job_.exit_code_of_task_zero)
+        say(line);
 }
 
 // The job ends as a pipeline's writer would: SIGPIPE, and SIGKILL after the

@@ -125,6 +125,11 @@ struct Job {
     // the shell make one, so that its end kills every process it started;
     // false: the tasks' process groups only (for tests of that path).
     bool job_cgroup = true;
+    // The job's exit code is task 0's, and no failing task is reported
+    // ("gantry: task 1 (node1) exited ..."): the brokers of `gantry start
+    // --test-size` are such tasks, rank 0's exit code is the instance's and
+    // a broker that dies is the instance's news, not the launcher's.
+    bool exit_code_of_task_zero = false;
 };
 
 // Runs the job's tasks to their end and returns the job's exit code: 0 when

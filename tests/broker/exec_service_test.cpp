@@ -60,7 +60,9 @@ protected:
             [&heard](std::uint32_t rank) {
                 heard.events.push_back("released " + std::to_string(rank));
             },
-            [&heard](const Error& error) { heard.events.push_back("exception: " + error.str()); },
+            [&heard](std::string_view, const Error& error) {
+                heard.events.push_back("exception: " + error.str());
+            },
             [&heard, this](int status) {
                 heard.events.push_back("finished " + std::to_string(status));
                 loop_.stop();

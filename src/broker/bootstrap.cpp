@@ -1,0 +1,114 @@
+#include "broker/bootstrap.h"
+
+#include <utility>
+
+namespace gantry::broker {
+
+namespace {
+
+constexpr std::string_view kDomain = "bootstrap";
+
+std::string entry_key(overlay::Rank rank) {
+    return "gantry.broker." + std::to_string(rank);
+}
+
+std::string to_hex(std::string_view text) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(text.size() * 2);
+    for (const unsigned char c : text) {
+        hex += kDigits[c >> 4];
+        hex += kDigits[c & 15];
+    }
+    return hex;
+}
+
+std::optional<std::string> from_hex(std::string_view hex) {
+    if (hex.size() % 2 != 0)
+        return std::nullopt;
+    const auto digit = [](char c) -> int {
+        if (c >= '0' && c <= '9')
+            return c - '0';
+        if (c >= 'a' && c <= 'f')
+            return c - 'a' + 10;
+        return -1;
+    };
+    std::string text;
+    for (std::size_t i = 0; i < hex.size(); i += 2) {
+        const int high = digit(hex[i]);
+        const int low = digit(hex[i + 1]);
+        if (high < 0 || low < 0)
+            return std::nullopt;
+        text += static_cast<char>(high * 16 + low);
+    }
+    return text;
+}
+
+}  // namespace
+
+std::string encode_address(const BrokerAddress& address) {
+    return address.endpoint + "," + to_hex(address.public_key);
+}
+
+Result<BrokerAddress> parse_address(std::string_view key, std::string_view value) {
+    const auto comma = value.rfind(',');
+    if (comma == std::string_view::npos)
+        return Error(std::string(kDomain),
+                     std::string(key) + ": no ',' in \"" + std::string(value) + "\"");
+    const auto public_key = from_hex(value.substr(comma + 1));
+    if (!public_key || public_key->size() != 40)
+        return Error(std::string(kDomain), std::string(key) +
+                                               ": the key after ',' is not 80 hex digits (offset " +
+                                               std::to_string(comma + 1) + ")");
+    const std::string_view endpoint = value.substr(0, comma);
+    if (!endpoint.empty() && !endpoint.starts_with("tcp://"))
+        return Error(std::string(kDomain), std::string(key) + ": the endpoint \"" +
+                                               std::string(endpoint) + "\" is not tcp://HOST:PORT");
+    return BrokerAddress{std::string(endpoint), *public_key};
+}
+
+Result<std::optional<Bootstrap>> Bootstrap::from_pmi(unsigned fanout) {
+    auto client = pmi::Client::from_environment();
+    if (!client)
+        return Error(std::string(kDomain), client.error().str());
+    if (!*client || (*client)->size() <= 1)
+        return std::optional<Bootstrap>{};
+    const overlay::Tree tree{static_cast<overlay::Rank>((*client)->size()), fanout};
+    return std::optional<Bootstrap>(Bootstrap(std::move(**client), tree));
+}
+
+Result<Bootstrap::Neighbours> Bootstrap::exchange(const BrokerAddress& own) {
+    const auto fail = [](const Error& error) { return Error(std::string(kDomain), error.str()); };
+    if (auto put = client_.put(entry_key(rank()), encode_address(own)); !put)
+        return fail(put.error());
+    if (auto barrier = client_.barrier(); !barrier)
+        return fail(barrier.error());
+    const auto read = [&](overlay::Rank rank) -> Result<BrokerAddress> {
+        const std::string key = entry_key(rank);
+        auto value = client_.get(key);
+        if (!value)
+            return fail(value.error());
+        return parse_address(key, *value);
+    };
+    Neighbours neighbours;
+    if (const auto parent = tree_.parent(rank())) {
+        auto address = read(*parent);
+        if (!address)
+            return address.error();
+        if (address->endpoint.empty())
+            return Error(std::string(kDomain), "rank " + std::to_string(*parent) +
+                                                   " published no endpoint for its children");
+        neighbours.parent = std::move(*address);
+    }
+    for (const overlay::Rank child : tree_.children(rank())) {
+        auto address = read(child);
+        if (!address)
+            return address.error();
+        neighbours.children.push_back(std::move(*address));
+    }
+    if (auto done = client_.finalize(); !done)
+        return fail(done.error());
+    return neighbours;
+}
+
+}  // namespace gantry::broker

@@ -1,0 +1,64 @@
+// How the brokers of one instance find each other when a parallel launcher
+// starts them (`gantry run -n 4 gantry start`, `mpiexec.hydra -n 4 gantry
+// start`, and `gantry start --test-size=4`, which is the first): the PMI
+// size is the instance's size and the PMI rank the broker's rank. Each
+// broker makes its own CURVE key pair, binds its children's socket, and
+// publishes both through the launcher's key-value space:
+//
+//   gantry.broker.R = ENDPOINT,KEY     (KEY: the Z85 public key in hex, so
+//                                       that no launcher trips on its '=')
+//
+// After one barrier each broker reads its parent's entry (where to connect,
+// and the key that socket must present) and its children's (the only keys
+// let in). PMI is then done with.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "overlay/certificate.h"
+#include "overlay/message.h"
+#include "overlay/tree.h"
+#include "pmi/client.h"
+#include "util/error.h"
+
+namespace gantry::broker {
+
+// What one broker publishes, and learns of the others.
+struct BrokerAddress {
+    std::string endpoint;    // tcp://HOST:PORT, empty for a broker without children
+    std::string public_key;  // Z85
+    bool operator==(const BrokerAddress&) const = default;
+};
+
+// The entry's value, and back. Errors name the entry's key.
+std::string encode_address(const BrokerAddress& address);
+Result<BrokerAddress> parse_address(std::string_view key, std::string_view value);
+
+// A broker's place in an instance its launcher made.
+class Bootstrap {
+public:
+    // From the launcher's PMI, if this process has one with more than one
+    // task (with one, the instance is this broker alone: none).
+    static Result<std::optional<Bootstrap>> from_pmi(unsigned fanout);
+
+    overlay::Rank rank() const { return static_cast<overlay::Rank>(client_.rank()); }
+    const overlay::Tree& tree() const { return tree_; }
+
+    struct Neighbours {
+        std::optional<BrokerAddress> parent;  // none at rank 0
+        std::vector<BrokerAddress> children;  // in the order of tree().children(rank())
+    };
+    // Publishes `own`, waits for every broker to have published, and reads
+    // the parent's and children's entries. Then finalizes PMI.
+    Result<Neighbours> exchange(const BrokerAddress& own);
+
+private:
+    Bootstrap(pmi::Client client, overlay::Tree tree) : client_(std::move(client)), tree_(tree) {}
+
+    pmi::Client client_;
+    overlay::Tree tree_;
+};
+
+}  // namespace gantry::broker

@@ -1,0 +1,157 @@
+#include "broker/node.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "broker/remote_exec.h"
+
+namespace gantry::broker {
+
+namespace {
+
+// How long a broker waits for its children to confirm a shutdown.
+constexpr std::chrono::milliseconds kShutdownGrace{3000};
+// How soon a join that found no way to rank 0 yet is tried again.
+constexpr std::chrono::milliseconds kJoinRetry{10};
+
+class Node {
+public:
+    Node(Bootstrap bootstrap, NodeOptions options)
+        : bootstrap_(std::move(bootstrap)),
+          options_(std::move(options)),
+          broker_(loop_, ::getuid(), bootstrap_.rank()),
+          signals_(loop_, SIGINT, SIGTERM),
+          grace_(loop_),
+          retry_(loop_) {}
+
+    Result<int> run() {
+        std::string program = options_.shell_program;
+        if (program.empty())
+            program = std::filesystem::read_symlink("/proc/self/exe").string();
+        exec_ = std::make_unique<NodeExec>(loop_, broker_, program);
+        broker_.register_method(
+            "broker.shutdown",
+            [this](const overlay::Message&, Responder responder) { shutdown(responder); },
+            ServedOn::kEveryRank);
+        Membership::Events events;
+        events.parent_lost = [this](const std::string& why) {
+            std::cerr << "gantry: broker " << bootstrap_.rank() << ": " << why
+                      << "; its tasks are killed\n";
+            exit_code_ = 1;
+            end();
+        };
+        events.parent_up = [this] { say_joined(); };
+        auto membership = Membership::join(loop_, broker_, bootstrap_, options_.membership, events);
+        if (!membership)
+            return membership.error();
+        membership_ = std::move(*membership);
+        signals_.async_wait([this](const asio::error_code& failure, int) {
+            if (!failure)
+                end();
+        });
+        loop_.run();
+        return exit_code_;
+    }
+
+private:
+    // Tells rank 0 about this node, once the way up is open.
+    // A broker between this one and rank 0 may not be up yet itself ("no
+    // route to rank 0"): then it asks again a little later.
+    void say_joined() {
+        if (joined_)
+            return;
+        joined_ = true;
+        membership_->peers().call(
+            0, "broker.join",
+            {{"rank", bootstrap_.rank()},
+             {"hostname", options_.hostname},
+             {"topology", options_.topology_xml}},
+            [this](const overlay::Reply& reply) {
+                if (reply.result)
+                    return;
+                if (reply.message &&
+                    reply.message->find("no route to rank 0") != std::string::npos && !ending_) {
+                    retry_.expires_after(kJoinRetry);
+                    retry_.async_wait([this](const asio::error_code& e) {
+                        joined_ = !!e;
+                        if (!e)
+                            say_joined();
+                    });
+                    return;
+                }
+                std::cerr << reply.message.value_or("gantry: join refused") << '\n';
+                exit_code_ = 1;
+                end();
+            });
+    }
+
+    // broker.shutdown: children first, so that the tree comes down from its
+    // leaves, then this broker.
+    void shutdown(Responder responder) {
+        shutdown_reply_ = responder;
+        const auto children = membership_->overlay().children_up();
+        auto waiting = std::make_shared<std::size_t>(children.size());
+        for (const overlay::Rank child : children)
+            membership_->peers().call(child, "broker.shutdown", Json::object(),
+                                      [this, waiting](const overlay::Reply& reply) {
+                                          if (!reply.more && --*waiting == 0)
+                                              end();
+                                      });
+        if (children.empty()) {
+            end();
+            return;
+        }
+        grace_.expires_after(kShutdownGrace);
+        grace_.async_wait([this](const asio::error_code& failure) {
+            if (!failure)
+                end();
+        });
+    }
+
+    void end() {
+        if (ending_)
+            return;
+        ending_ = true;
+        exec_->kill_all();
+        retry_.cancel();
+        if (shutdown_reply_)
+            shutdown_reply_->result(Json::object());
+        // The reply is sent before the overlay goes.
+        asio::post(loop_, [this] {
+            membership_.reset();
+            loop_.stop();
+        });
+    }
+
+    asio::io_context loop_;
+    Bootstrap bootstrap_;
+    NodeOptions options_;
+    Broker broker_;
+    asio::signal_set signals_;
+    asio::steady_timer grace_;
+    asio::steady_timer retry_;
+    std::unique_ptr<NodeExec> exec_;
+    std::unique_ptr<Membership> membership_;
+    std::optional<Responder> shutdown_reply_;
+    bool joined_ = false;
+    bool ending_ = false;
+    int exit_code_ = 0;
+};
+
+}  // namespace
+
+Result<int> run_node(Bootstrap bootstrap, NodeOptions options) {
+    // A gone peer must not end the broker.
+    ::signal(SIGPIPE, SIG_IGN);
+    Node node(std::move(bootstrap), std::move(options));
+    return node.run();
+}
+
+}  // namespace gantry::broker

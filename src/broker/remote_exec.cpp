@@ -1,0 +1,429 @@
+#include "broker/remote_exec.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <asio/post.hpp>
+
+#include "shell/exit_status.h"
+#include "util/base64.h"
+
+namespace gantry::broker {
+
+namespace {
+
+// The wait status of a part whose rank was lost: as if SIGKILL ended it.
+constexpr int kLostStatus = SIGKILL;
+
+std::string_view stream_name(ShellOutput::Kind kind) {
+    switch (kind) {
+        case ShellOutput::Kind::kStdout:
+            return "stdout";
+        case ShellOutput::Kind::kStderr:
+            return "stderr";
+        case ShellOutput::Kind::kMessage:
+            break;
+    }
+    return "message";
+}
+
+std::optional<ShellOutput::Kind> stream_kind(std::string_view name) {
+    if (name == "stdout")
+        return ShellOutput::Kind::kStdout;
+    if (name == "stderr")
+        return ShellOutput::Kind::kStderr;
+    if (name == "message")
+        return ShellOutput::Kind::kMessage;
+    return std::nullopt;
+}
+
+// A job id in a request's params, or the error that answers it.
+Result<std::uint64_t> job_of(const overlay::Message& request) {
+    const auto found = request.params.find("job");
+    if (found == request.params.end() || !found->is_number_unsigned())
+        return Error(request.method, "\"job\" must be a job id");
+    return found->get<std::uint64_t>();
+}
+
+// --- At rank 0 ---------------------------------------------------------------
+
+// The parts of one execution, one per rank of R.
+class InstanceExecution : public Execution, public std::enable_shared_from_this<InstanceExecution> {
+public:
+    InstanceExecution(asio::io_context& loop, Peers& peers, JobId job, ExecEvents events)
+        : loop_(loop), peers_(peers), job_(job), events_(std::move(events)) {}
+
+    ~InstanceExecution() override {
+        // The instance is going away: what still runs elsewhere is killed.
+        for (Part& part : parts_)
+            if (!part.ended && !part.local)
+                send(part, "exec.signal", {{"job", job_}, {"signal", SIGKILL}});
+    }
+
+    struct Part {
+        std::uint32_t rank = 0;
+        std::unique_ptr<Execution> local;  // rank 0's own shell
+        bool started = false;
+        bool ended = false;
+    };
+
+    Status start_local(asio::io_context& loop, const std::string& program,
+                       const ExecRequest& request, const Json& topologies) {
+        parts_.push_back(Part{0, nullptr});
+        auto local = start_node_shell(loop, program, 0, request, topologies, local_events(0));
+        if (!local) {
+            parts_.pop_back();
+            return local.error();
+        }
+        parts_.back().local = std::move(*local);
+        return {};
+    }
+
+    void start_remote(std::uint32_t rank, const ExecRequest& request, const Json& topologies) {
+        parts_.push_back(Part{rank, nullptr});
+        const Json params = {{"job", request.job},
+                             {"R", request.R.to_json()},
+                             {"jobspec", request.jobspec},
+                             {"topologies", topologies}};
+        std::weak_ptr<InstanceExecution> self = weak_from_this();
+        peers_.call(rank, "exec.start", params, [self, rank](const overlay::Reply& reply) {
+            if (const auto execution = self.lock())
+                execution->on_reply(rank, reply);
+        });
+    }
+
+    void signal(int number) override {
+        for (Part& part : parts_) {
+            if (part.ended)
+                continue;
+            if (part.local)
+                part.local->signal(number);
+            else
+                send(part, "exec.signal", {{"job", job_}, {"signal", number}});
+        }
+    }
+
+    void terminate() override {
+        for (Part& part : parts_) {
+            if (part.ended)
+                continue;
+            if (part.local)
+                part.local->terminate();
+            else
+                send(part, "exec.terminate", {{"job", job_}});
+        }
+    }
+
+    // Stdin goes to the job's first rank, where its rank 0 task runs.
+    Status write_stdin(std::string_view bytes) override {
+        Part& first = parts_.front();
+        if (first.local)
+            return first.local->write_stdin(bytes);
+        send(first, "exec.stdin", {{"job", job_}, {"data", base64_encode(bytes)}, {"eof", false}});
+        return {};
+    }
+
+    void close_stdin() override {
+        Part& first = parts_.front();
+        if (first.local)
+            first.local->close_stdin();
+        else
+            send(first, "exec.stdin", {{"job", job_}, {"data", ""}, {"eof", true}});
+    }
+
+private:
+    Part* part_of(std::uint32_t rank) {
+        for (Part& part : parts_)
+            if (part.rank == rank)
+                return &part;
+        return nullptr;
+    }
+
+    void send(const Part& part, std::string method, Json params) {
+        peers_.call(part.rank, std::move(method), std::move(params), [](const overlay::Reply&) {});
+    }
+
+    ExecEvents local_events(std::uint32_t rank) {
+        ExecEvents events;
+        events.started = [this, rank] { part_started(rank); };
+        events.released = [](std::uint32_t) {};  // part_ended says it
+        events.exception = [this](std::string_view type, const Error& error) {
+            events_.exception(type, error);
+        };
+        events.finished = [this, rank](int status) { part_ended(rank, status); };
+        events.output = [this](const ShellOutput& output) { events_.output(output); };
+        events.task_end = [this](const TaskEnd& end) { events_.task_end(end); };
+        return events;
+    }
+
+    void on_reply(std::uint32_t rank, const overlay::Reply& reply) {
+        if (!reply.result) {
+            // The rank's broker could not run its part, or was lost.
+            const std::string message = reply.message.value_or("gantry: no reply");
+            const bool lost = reply.error_type == kNodeFailure;
+            events_.exception(
+                lost ? kNodeFailure : "exec",
+                Error("", message.starts_with("gantry: ") ? message.substr(8) : message));
+            if (lost)
+                terminate();
+            part_ended(rank, kLostStatus);
+            return;
+        }
+        const Json& event = *reply.result;
+        const std::string name = event.value("event", "");
+        if (name == "started") {
+            part_started(rank);
+        } else if (name == "output") {
+            const auto kind = stream_kind(event.value("stream", ""));
+            auto bytes = base64_decode(event.value("data", ""));
+            if (kind && bytes)
+                events_.output(
+                    ShellOutput{job_, rank, *kind, event.value("task", 0u), std::move(*bytes)});
+        } else if (name == "task-end") {
+            events_.task_end(
+                TaskEnd{job_, rank, event.value("task", 0u), event.value("status", 0)});
+        } else if (name == "exception") {
+            events_.exception("exec", Error("", event.value("message", "")));
+        } else if (name == "finished") {
+            part_ended(rank, event.value("status", 0));
+        }
+    }
+
+    void part_started(std::uint32_t rank) {
+        if (Part* part = part_of(rank))
+            part->started = true;
+        if (started_ || !all_parts([](const Part& p) { return p.started; }))
+            return;
+        started_ = true;
+        events_.started();
+    }
+
+    void part_ended(std::uint32_t rank, int status) {
+        Part* part = part_of(rank);
+        if (!part || part->ended)
+            return;
+        part->ended = true;
+        if (!status_ || shell::exit_code_of(*status_) == 0)
+            status_ = status;
+        events_.released(rank);
+        if (!all_parts([](const Part& p) { return p.ended; }))
+            return;
+        // Posted: the job manager lets go of this execution when it hears
+        // of its end.
+        asio::post(loop_, [finished = events_.finished, status = *status_,
+                           alive = std::weak_ptr<InstanceExecution>(weak_from_this())] {
+            if (alive.lock())
+                finished(status);
+        });
+    }
+
+    template <class Test>
+    bool all_parts(Test test) const {
+        for (const Part& part : parts_)
+            if (!test(part))
+                return false;
+        return true;
+    }
+
+    asio::io_context& loop_;
+    Peers& peers_;
+    JobId job_;
+    ExecEvents events_;
+    std::vector<Part> parts_;
+    bool started_ = false;
+    std::optional<int> status_;
+};
+
+// The job manager holds an Execution by unique_ptr; the execution itself
+// is shared so that replies arriving after it is gone find nothing.
+class ExecutionHandle : public Execution {
+public:
+    explicit ExecutionHandle(std::shared_ptr<InstanceExecution> execution)
+        : execution_(std::move(execution)) {}
+    void signal(int number) override { execution_->signal(number); }
+    void terminate() override { execution_->terminate(); }
+    Status write_stdin(std::string_view bytes) override { return execution_->write_stdin(bytes); }
+    void close_stdin() override { execution_->close_stdin(); }
+
+private:
+    std::shared_ptr<InstanceExecution> execution_;
+};
+
+class InstanceExecService : public ExecService {
+public:
+    InstanceExecService(asio::io_context& loop, std::string program, RankTopologies topologies,
+                        Peers& peers, RanksUp ranks_up)
+        : loop_(loop),
+          program_(std::move(program)),
+          topologies_(std::move(topologies)),
+          peers_(peers),
+          ranks_up_(std::move(ranks_up)) {}
+
+    Result<std::unique_ptr<Execution>> start(const ExecRequest& request,
+                                             ExecEvents events) override {
+        if (auto served = check_ranks_have_brokers(
+                request.R, ranks_up_(), static_cast<std::uint32_t>(topologies_.ranks().count()));
+            !served)
+            return Error("job " + std::to_string(request.job), served.error().message());
+        const Json topologies = topologies_.only(request.R.ranks()).to_json();
+        auto execution =
+            std::make_shared<InstanceExecution>(loop_, peers_, request.job, std::move(events));
+        for (const auto& [rank, target] : request.R.targets()) {
+            if (rank == 0) {
+                if (auto started = execution->start_local(loop_, program_, request, topologies);
+                    !started)
+                    return started.error();
+            } else {
+                execution->start_remote(rank, request, topologies);
+            }
+        }
+        return std::unique_ptr<Execution>(std::make_unique<ExecutionHandle>(std::move(execution)));
+    }
+
+private:
+    asio::io_context& loop_;
+    std::string program_;
+    RankTopologies topologies_;
+    Peers& peers_;
+    RanksUp ranks_up_;
+};
+
+}  // namespace
+
+std::unique_ptr<ExecService> make_instance_exec_service(asio::io_context& loop,
+                                                        std::string shell_program,
+                                                        RankTopologies topologies, Peers& peers,
+                                                        RanksUp ranks_up) {
+    return std::make_unique<InstanceExecService>(loop, std::move(shell_program),
+                                                 std::move(topologies), peers, std::move(ranks_up));
+}
+
+// --- At the other ranks ------------------------------------------------------
+
+struct NodeExec::Running {
+    std::unique_ptr<Execution> execution;
+    Responder responder;
+};
+
+NodeExec::NodeExec(asio::io_context& loop, Broker& broker, std::string shell_program)
+    : loop_(loop), broker_(broker), shell_program_(std::move(shell_program)) {
+    broker_.register_method(
+        "exec.start",
+        [this](const overlay::Message& request, Responder responder) {
+            start(request, std::move(responder));
+        },
+        ServedOn::kEveryRank);
+    broker_.register_method(
+        "exec.signal",
+        [this](const overlay::Message& request, Responder responder) {
+            if (Running* running = find(request, responder)) {
+                running->execution->signal(request.params.value("signal", SIGTERM));
+                responder.result(Json::object());
+            }
+        },
+        ServedOn::kEveryRank);
+    broker_.register_method(
+        "exec.terminate",
+        [this](const overlay::Message& request, Responder responder) {
+            if (Running* running = find(request, responder)) {
+                running->execution->terminate();
+                responder.result(Json::object());
+            }
+        },
+        ServedOn::kEveryRank);
+    broker_.register_method(
+        "exec.stdin",
+        [this](const overlay::Message& request, Responder responder) {
+            Running* running = find(request, responder);
+            if (!running)
+                return;
+            auto bytes = base64_decode(request.params.value("data", ""));
+            if (!bytes) {
+                responder.error(Error("exec.stdin", bytes.error().str()));
+                return;
+            }
+            if (!bytes->empty())
+                (void)running->execution->write_stdin(*bytes);
+            if (request.params.value("eof", false))
+                running->execution->close_stdin();
+            responder.result(Json::object());
+        },
+        ServedOn::kEveryRank);
+}
+
+NodeExec::~NodeExec() {
+    kill_all();
+}
+
+void NodeExec::kill_all() {
+    // Destroying an execution kills what is left of it at once.
+    executions_.clear();
+}
+
+NodeExec::Running* NodeExec::find(const overlay::Message& request, Responder& responder) {
+    auto job = job_of(request);
+    if (!job) {
+        responder.error(job.error());
+        return nullptr;
+    }
+    const auto found = executions_.find(*job);
+    if (found == executions_.end()) {
+        // Its shell has ended already: nothing is left to signal.
+        responder.result(Json::object());
+        return nullptr;
+    }
+    return found->second.get();
+}
+
+void NodeExec::start(const overlay::Message& request, Responder responder) {
+    auto job = job_of(request);
+    if (!job) {
+        responder.error(job.error());
+        return;
+    }
+    if (executions_.contains(*job)) {
+        responder.error(Error("exec.start", "job " + std::to_string(*job) + " runs here already"));
+        return;
+    }
+    auto R = ResourceSet::from_json(request.params.value("R", Json()));
+    if (!R) {
+        responder.error(Error("exec.start", "R: " + R.error().str()));
+        return;
+    }
+    const ExecRequest exec{*job, std::move(*R), request.params.value("jobspec", Json::object())};
+    const std::uint64_t id = *job;
+    ExecEvents events;
+    events.started = [responder]() mutable { responder.more({{"event", "started"}}); };
+    events.released = [](std::uint32_t) {};
+    events.exception = [responder](std::string_view, const Error& error) mutable {
+        responder.more({{"event", "exception"}, {"message", error.str()}});
+    };
+    events.output = [responder](const ShellOutput& output) mutable {
+        responder.more({{"event", "output"},
+                        {"stream", stream_name(output.kind)},
+                        {"task", output.task_rank},
+                        {"data", base64_encode(output.bytes)}});
+    };
+    events.task_end = [responder](const TaskEnd& end) mutable {
+        responder.more(
+            {{"event", "task-end"}, {"task", end.task_rank}, {"status", end.wait_status}});
+    };
+    events.finished = [this, id, responder](int status) mutable {
+        responder.result({{"event", "finished"}, {"status", status}});
+        executions_.erase(id);
+    };
+    auto execution =
+        start_node_shell(loop_, shell_program_, broker_.rank(), exec,
+                         request.params.value("topologies", Json::array()), std::move(events));
+    if (!execution) {
+        responder.error(execution.error());
+        return;
+    }
+    executions_[id] = std::make_unique<Running>(Running{std::move(*execution), responder});
+}
+
+}  // namespace gantry::broker

@@ -1,0 +1,128 @@
+// An instance of several brokers on this host (`gantry start --test-size`),
+// each posing as a node: they bootstrap by gantry's own PMI, join over the
+// overlay, and run the shells of their nodes' tasks.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "formats/rset.h"
+#include "support/run_command.h"
+
+namespace gantry::test {
+namespace {
+
+// The cores each broker of --test-size finds: the whole machine's.
+unsigned cores_here() {
+    const auto result = run_gantry({"R", "encode", "--local"});
+    const auto R = ResourceSet::parse(result.out);
+    return R ? static_cast<unsigned>(R->ncores()) : 0;
+}
+
+std::vector<std::string> sorted_lines(const std::string& text) {
+    std::vector<std::string> lines = lines_of(text);
+    std::erase(lines, "");
+    std::sort(lines.begin(), lines.end());
+    return lines;
+}
+
+TEST(ManyBrokers, TasksRunOnTheNodesOfTheirRanks) {
+    const auto result = run_gantry(
+        {"start", "--test-size=4", "--", gantry_binary(), "run", "-N", "4", "-n", "8", "sh", "-c",
+         "echo $GANTRY_TASK_RANK $GANTRY_NODE_ID $GANTRY_TASK_LOCAL_RANK $GANTRY_JOB_SIZE"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(sorted_lines(result.out),
+              (std::vector<std::string>{"0 0 0 8", "1 0 1 8", "2 1 0 8", "3 1 1 8", "4 2 0 8",
+                                        "5 2 1 8", "6 3 0 8", "7 3 1 8"}));
+}
+
+// --oversubscribe with -N: the tasks share the slots of those nodes.
+TEST(ManyBrokers, OversubscribedTasksShareTheirNodes) {
+    const auto result =
+        run_gantry({"start", "--test-size=4", "--", gantry_binary(), "run", "-N", "2", "-n", "12",
+                    "--oversubscribe", "sh", "-c", "echo $GANTRY_NODE_ID $GANTRY_JOB_NNODES"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    std::vector<std::string> expected(6, "0 2");
+    expected.insert(expected.end(), 6, "1 2");
+    EXPECT_EQ(sorted_lines(result.out), expected);
+}
+
+TEST(ManyBrokers, EachBrokerIsANodeWithItsHostName) {
+    const auto result =
+        run_gantry({"start", "--test-size=3", "--test-hosts=n[1-3]", "--", gantry_binary(), "run",
+                    "-N", "3", "-n", "3", "sh", "-c", "echo $GANTRY_TASK_RANK $GANTRY_NODE_ID"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out), (std::vector<std::string>{"0 0", "1 1", "2 2"}));
+    const auto listed =
+        run_gantry({"start", "--test-size=3", "--test-hosts=n[1-3]", "--", "sh", "-c",
+                    gantry_binary() + " instance info | grep -E '^(size|cores)'"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_EQ(listed.out, "size       3\ncores      " + std::to_string(3 * cores_here()) + "\n");
+}
+
+TEST(ManyBrokers, TheJobsExitCodeIsItsFailingTasksAcrossNodes) {
+    const auto result =
+        run_gantry({"start", "--test-size=3", "--", gantry_binary(), "run", "-N", "3", "-n", "3",
+                    "sh", "-c", "test $GANTRY_TASK_RANK != 2 || exit 7"});
+    EXPECT_EQ(result.exit_code, 7) << result.err;
+}
+
+TEST(ManyBrokers, TheInitialProgramsExitCodeIsTheInstances) {
+    const auto result = run_gantry({"start", "--test-size=2", "sh", "-c", "exit 3"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 3);
+}
+
+TEST(ManyBrokers, OutputAndStdinCrossNodes) {
+    const auto result = run_gantry(
+        {"start", "--test-size=2", "--", gantry_binary(), "run", "-N", "2", "-n", "2", "--label-io",
+         "sh", "-c", "if [ $GANTRY_TASK_RANK = 0 ]; then cat; else echo from-1 >&2; fi"},
+        "typed\n");
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "0: typed\n");
+    EXPECT_EQ(result.err, "1: from-1\n");
+}
+
+// kill -9 of rank 1's broker while a job runs there: its node is lost within
+// --lost-after, the job gets a node-failure exception and its tasks on rank
+// 0 are killed; nothing it started is left.
+TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
+    const std::string g = gantry_binary();
+    const std::string script =
+        "id=$(" + g +
+        " submit -N 2 -n 2 sleep 31.25); "
+        "until " +
+        g +
+        " info $id | grep -q '^state *RUN'; do sleep 0.02; done; "
+        "for p in $(pgrep -f 'start --test-hosts'); do "
+        "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=1 && kill -9 $p; "
+        "done; " +
+        g + " wait $id; echo wait $?; " + g + " info $id | grep -E '^(state|exception)'; " + g +
+        " resource list | grep -E '^ *(free|down)'";
+    const auto result =
+        run_gantry({"start", "--test-size=2", "--lost-after=400ms", "sh", "-c", script});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "wait 137\n"
+              "state      INACTIVE\n"
+              "exception  node-failure: no word from rank 1 in 400 ms\n"
+              "      free      1        " +
+                  std::to_string(cores_here()) +
+                  "        0 node0\n"
+                  "      down      1        " +
+                  std::to_string(cores_here()) + "        0 node1\n");
+    EXPECT_EQ(result.err,
+              "gantry: instance: rank 1 lost: no word from rank 1 in 400 ms\n"
+              "gantry: job 1: exception: node-failure: no word from rank 1 in 400 ms\n");
+    EXPECT_EQ(run_program({"pgrep", "-f", "sleep 31.25"}).out, "");
+}
+
+TEST(ManyBrokers, TestHostsMustNameEachBroker) {
+    expect_gantry({"start", "--test-size=3", "--test-hosts=a,b", "true"}, "", "",
+                  "gantry: start: --test-hosts names 2 hosts, --test-size is 3\n", 2);
+}
+
+}  // namespace
+}  // namespace gantry::test
