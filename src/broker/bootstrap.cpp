@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "formats/taskmap.h"
+
 namespace gantry::broker {
 
 namespace {
@@ -77,6 +79,11 @@ Result<std::optional<Bootstrap>> Bootstrap::from_pmi(unsigned fanout) {
         return std::optional<Bootstrap>{};
     const overlay::Tree tree{static_cast<overlay::Rank>((*client)->size()), fanout};
     Bootstrap bootstrap(static_cast<overlay::Rank>((*client)->rank()), tree);
+    // A launcher that does not say where the tasks are (no mapping, or one
+    // too irregular to encode) leaves them on hosts of their own.
+    if (auto mapping = (*client)->get("PMI_process_mapping"))
+        if (const auto map = TaskMap::parse_pmi(*mapping))
+            bootstrap.all_on_one_host_ = map->nnodes() == 1;
     bootstrap.client_ = std::move(**client);
     return std::optional<Bootstrap>(std::move(bootstrap));
 }

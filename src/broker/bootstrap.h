@@ -58,6 +58,9 @@ public:
     // Where this broker's children connect, when configured: the host (an
     // address, or "*": every interface) and port to bind.
     std::optional<std::pair<std::string, std::uint16_t>> bind_address() const;
+    // Under PMI: whether the launcher placed every broker on this host (its
+    // PMI_process_mapping names one node), so that loopback joins them.
+    bool all_on_one_host() const { return all_on_one_host_; }
 
     struct Neighbours {
         std::optional<BrokerAddress> parent;  // none at rank 0
@@ -76,6 +79,7 @@ private:
     std::optional<pmi::Client> client_;
     std::optional<overlay::Config> config_;
     std::optional<overlay::Certificate> certificate_;  // the instance's, when configured
+    bool all_on_one_host_ = false;
 };
 
 }  // namespace gantry::broker

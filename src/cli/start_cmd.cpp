@@ -22,6 +22,7 @@
 #include "cli/run_options.h"
 #include "formats/hostlist.h"
 #include "formats/rset.h"
+#include "overlay/address.h"
 #include "overlay/client.h"
 #include "overlay/config.h"
 #include "overlay/tree.h"
@@ -71,6 +72,7 @@ struct Options {
     std::optional<std::string> test_hosts;
     unsigned fanout = overlay::kDefaultFanout;
     std::string lost_after = "5s";
+    std::optional<std::string> overlay_address;
 };
 
 Error error(std::string message) {
@@ -148,18 +150,23 @@ Result<ResourceSet> inventory(const std::optional<std::string>& path, bool simul
     return set;
 }
 
-// The host names of the brokers of `--test-size=N`: --test-hosts, which
-// must name N, or node0 to nodeN-1.
-Result<Hostlist> test_hosts(const Options& options) {
-    if (!options.test_hosts)
-        return *Hostlist::parse("node[0-" + std::to_string(options.test_size - 1) + "]");
+// The host names of the brokers posing as nodes: --test-hosts, which under
+// --test-size=N must name N (default node0 to nodeN-1); none for a broker
+// on a host of its own.
+Result<std::optional<Hostlist>> test_hosts(const Options& options) {
+    if (!options.test_hosts) {
+        if (options.test_size == 0)
+            return std::optional<Hostlist>{};
+        return std::optional<Hostlist>(
+            *Hostlist::parse("node[0-" + std::to_string(options.test_size - 1) + "]"));
+    }
     auto hosts = Hostlist::parse(*options.test_hosts);
     if (!hosts)
         return error("--test-hosts: " + hosts.error().str());
-    if (hosts->count() != options.test_size)
+    if (options.test_size > 0 && hosts->count() != options.test_size)
         return error("--test-hosts names " + std::to_string(hosts->count()) + " hosts, " +
                      "--test-size is " + std::to_string(options.test_size));
-    return hosts;
+    return std::optional<Hostlist>(std::move(*hosts));
 }
 
 // `--test-size=N`: N brokers on this host, started as the tasks of a job of
@@ -184,7 +191,7 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
                                      self,
                                      "start",
                                      "--test-hosts",
-                                     hosts->encode(),
+                                     (*hosts)->encode(),
                                      "--fanout",
                                      std::to_string(options.fanout),
                                      "--lost-after",
@@ -211,14 +218,14 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
 
 // This broker's host name: its own, or under --test-hosts the one of its rank.
 Result<std::string> broker_hostname(const Options& options, overlay::Rank rank) {
-    if (!options.test_hosts)
-        return local_hostname();
-    auto hosts = Hostlist::parse(*options.test_hosts);
+    auto hosts = test_hosts(options);
     if (!hosts)
-        return error("--test-hosts: " + hosts.error().str());
-    auto name = hosts->nth(rank);
+        return hosts.error();
+    if (!*hosts)
+        return local_hostname();
+    auto name = (*hosts)->nth(rank);
     if (!name)
-        return error("--test-hosts names " + std::to_string(hosts->count()) +
+        return error("--test-hosts names " + std::to_string((*hosts)->count()) +
                      " hosts, this broker is rank " + std::to_string(rank));
     return *name;
 }
@@ -284,6 +291,11 @@ int start_main(int argc, char** argv) {
     app.add_option("--lost-after", options.lost_after,
                    "A broker silent this long is lost, with its node (default: 5s)")
         ->type_name("DURATION");
+    app.add_option("--overlay-address", options.overlay_address,
+                   "Under a parallel launcher: the address, or the network interface, where "
+                   "this broker's children connect (default: the address of the default "
+                   "route's interface, else of the first interface up other than loopback)")
+        ->type_name("ADDRESS|INTERFACE");
     app.add_flag("--daemon", options.daemon,
                  "Run without an initial program, detached, until `gantry shutdown`; print the "
                  "URI once the instance accepts connections");
@@ -307,6 +319,10 @@ int start_main(int argc, char** argv) {
     const auto lost_after = parse_duration(kDomain, options.lost_after);
     if (!lost_after)
         return fail(error("--lost-after: " + lost_after.error().str()));
+    if (options.overlay_address && (options.config || options.test_size > 0))
+        return fail(error(std::string("--overlay-address: ") +
+                          (options.config ? "--config names each host's address"
+                                          : "--test-size brokers talk over loopback")));
     if (options.test_size > 0) {
         if (const auto code = need_command())
             return *code;
@@ -327,6 +343,16 @@ int start_main(int argc, char** argv) {
         if (!name)
             return fail(name.error());
         hostname = *name;
+        // Brokers on one host (posing as nodes, or so placed by their
+        // launcher) join over loopback; others publish an address their
+        // children on other hosts can reach.
+        if (!options.test_hosts && !options.config &&
+            (options.overlay_address || !(*bootstrap)->all_on_one_host())) {
+            auto address = overlay::local_address(options.overlay_address.value_or(""));
+            if (!address)
+                return fail(error("--overlay-address: " + address.error().message()));
+            membership.bind_host = *address;
+        }
         if ((*bootstrap)->rank() > 0) {
             auto topology = Topology::local();
             if (!topology)

@@ -24,12 +24,17 @@ std::vector<std::string> sorted_lines(const std::string& text) {
     return lines;
 }
 
-CommandResult on_three_hosts(std::vector<std::string> command) {
+// `bootstrap`: "config" (one `gantry start --config` per host) or "hydra"
+// (mpiexec.hydra starts the brokers, which bootstrap by its PMI).
+CommandResult on_three_hosts(std::vector<std::string> command,
+                             const std::string& bootstrap = "config") {
     // A bound, so that a hang fails the test rather than stalling it; the
     // script removes what it made when timeout ends it.
-    std::vector<std::string> argv = {"timeout", "120", "bash",
-                                     std::string(GANTRY_TEST_SCRIPTS) + "/netns_hosts.sh",
-                                     gantry_binary()};
+    std::vector<std::string> argv = {
+        "timeout",      "120",
+        "env",          "GANTRY_TEST_BOOTSTRAP=" + bootstrap,
+        "bash",         std::string(GANTRY_TEST_SCRIPTS) + "/netns_hosts.sh",
+        gantry_binary()};
     argv.insert(argv.end(), command.begin(), command.end());
     return run_program(argv);
 }
@@ -63,6 +68,26 @@ TEST(Hosts, MpiAcrossHosts) {
     for (int rank = 0; rank < 6; ++rank)
         expected.push_back("rank=" + std::to_string(rank) + " size=6 appnum=0 local_size=2 sum=21");
     EXPECT_EQ(sorted_lines(result.out), expected);
+    expect_no_namespace_left();
+}
+
+// Brokers that MPICH's launcher starts on three hosts bootstrap by its PMI:
+// each publishes an address of its host that the others reach (not
+// loopback), and MPI runs across them.
+TEST(Hosts, UnderHydraTheBrokersOfThreeHostsAreOneInstance) {
+    const auto result =
+        on_three_hosts({"sh", "-c",
+                        gantry_binary() + " instance info | grep '^brokers'; " + gantry_binary() +
+                            " run -N 3 -n 6 " + GANTRY_MPI_PROBE + " | sort"},
+                       "hydra");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    std::string expected = "brokers    3 (3 up: 0-2; fanout 2)\n";
+    for (int rank = 0; rank < 6; ++rank)
+        expected += "rank=" + std::to_string(rank) + " size=6 appnum=0 local_size=2 sum=21\n";
+    EXPECT_EQ(result.out, expected);
     expect_no_namespace_left();
 }
 
@@ -107,6 +132,33 @@ TEST(Hosts, ALostBrokerStartedAgainRejoins) {
     EXPECT_EQ(result.err,
               "gantry: instance: rank 2 lost: no word from rank 2 in 500 ms\n"
               "gantry: instance: rank 2 is back\n");
+    expect_no_namespace_left();
+}
+
+// A host cut off the network (its link taken down) is lost like a dead
+// one: its node goes down within the bound, jobs go to the others, and its
+// broker, cut off from rank 0, ends.
+TEST(Hosts, APartitionedHostIsLost) {
+    const std::string g = gantry_binary();
+    const std::string script =
+        "set -e; ns2=${GANTRY_TEST_NETNS##* }; link2=${GANTRY_TEST_LINKS##* }; "
+        "ip -n $ns2 link set $link2 down; "
+        "until " +
+        g + " instance info | grep -q '^brokers *3 (2 up'; do sleep 0.05; done; " +
+        "echo down: $(" + g + " resource list | awk '$1 == \"down\" {print $5}'); " + g +
+        " run -N 2 -n 2 --label-io hostname | sort; "
+        "while kill -0 $(cat $GANTRY_TEST_PIDS/host2.pid) 2>/dev/null; do sleep 0.05; done; "
+        "echo host2 ended";
+    setenv("GANTRY_TEST_START_OPTIONS", "--lost-after 500ms", 1);
+    setenv("GANTRY_TEST_KILLS", "1", 1);
+    const auto result = on_three_hosts({"sh", "-c", script});
+    unsetenv("GANTRY_TEST_START_OPTIONS");
+    unsetenv("GANTRY_TEST_KILLS");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "down: host2\n0: host0\n1: host1\nhost2 ended\n");
+    EXPECT_EQ(result.err, "gantry: instance: rank 2 lost: no word from rank 2 in 500 ms\n");
     expect_no_namespace_left();
 }
 

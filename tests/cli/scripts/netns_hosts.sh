@@ -9,10 +9,15 @@
 # happens.
 #
 # COMMAND runs with GANTRY_TEST_NETNS (the three namespaces, in host order),
+# GANTRY_TEST_LINKS (each host's link to the bridge, in its namespace),
 # GANTRY_TEST_CONFIG (the configuration) and GANTRY_TEST_PIDS (a directory
 # where hostI.pid holds the broker of host I, for I > 0) in its environment,
 # so that it can kill a broker and start it again. GANTRY_TEST_START_OPTIONS
 # are given to every `gantry start`.
+#
+# With GANTRY_TEST_BOOTSTRAP=hydra, MPICH's mpiexec.hydra starts the three
+# brokers instead (from host 0, reaching the others through a launch agent
+# that enters their namespaces), and they bootstrap by its PMI.
 # Usage: netns_hosts.sh GANTRY COMMAND...
 set -u
 gantry=$1
@@ -70,6 +75,29 @@ on_host() {
     exec ip netns exec "${hosts[$i]}" unshare --uts sh -c 'hostname "$0"; exec "$@"' "host$i" "$@"
 }
 
+if [ "${GANTRY_TEST_BOOTSTRAP:-}" = hydra ]; then
+    # hydra's launch agent, called as ssh is (options, HOST, then the
+    # command as words of one remote shell line).
+    cat > "$work/to_host" <<SCRIPT
+#!/bin/bash
+while [ "\${1#-}" != "\$1" ]; do shift; done
+host=\$1
+shift
+namespaces=(${hosts[*]})
+exec ip netns exec "\${namespaces[\${host#host}]}" unshare --uts sh -c 'hostname "\$0"; exec sh -c "\$*"' "\$host" "\$@"
+SCRIPT
+    chmod +x "$work/to_host"
+    # shellcheck disable=SC2206 # options are words
+    options=(${GANTRY_TEST_START_OPTIONS:-})
+    on_host 0 mpiexec.hydra -launcher ssh -launcher-exec "$work/to_host" -localhost 10.213.7.1 \
+        -hosts host0,host1,host2 -n 3 "$gantry" start "${options[@]}" "$@" &
+    pids+=($!)
+    wait $!
+    status=$?
+    pids=()
+    exit $status
+fi
+
 # shellcheck disable=SC2206 # options are words
 options=(--config "$work/instance.json" ${GANTRY_TEST_START_OPTIONS:-})
 for i in 1 2; do
@@ -78,7 +106,7 @@ for i in 1 2; do
     echo $! > "$work/host$i.pid"
 done
 export GANTRY_TEST_NETNS="${hosts[*]}" GANTRY_TEST_CONFIG="$work/instance.json"
-export GANTRY_TEST_PIDS="$work"
+export GANTRY_TEST_PIDS="$work" GANTRY_TEST_LINKS="v${tag}0 v${tag}1 v${tag}2"
 # The shell's own notices of a broker the test killed are not the
 # instance's stderr.
 exec 3>&2 2>/dev/null
