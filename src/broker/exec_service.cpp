@@ -2,72 +2,52 @@
 
 #include <sys/wait.h>
 
-#include <optional>
-#include <vector>
-
 #include <asio/post.hpp>
 
 #include "broker/exec.h"
-#include "shell/exit_status.h"
 
 namespace gantry::broker {
 
 namespace {
 
-// One shell of an execution, on one broker rank.
-struct RankShell {
-    std::uint32_t rank = 0;
-    std::unique_ptr<ShellProcess> process;
-    bool started = false;
-    bool ended = false;
-};
-
+// The shell of one broker rank, a child of this broker: the whole
+// execution of a job on one node, or rank 0's part of one across nodes
+// (remote_exec.h gathers the parts).
 class LocalExecution : public Execution {
 public:
-    LocalExecution(asio::io_context& loop, JobId job, ExecEvents events)
-        : loop_(loop), job_(job), events_(std::move(events)) {}
+    LocalExecution(asio::io_context& loop, JobId job, std::uint32_t rank, ExecEvents events)
+        : loop_(loop), job_(job), rank_(rank), events_(std::move(events)) {}
 
-    Status start_shell(const std::string& program, std::uint32_t rank, const Json& header) {
-        shells_.push_back(RankShell{rank, nullptr});
-        const std::size_t index = shells_.size() - 1;
+    Status start_shell(const std::string& program, const Json& header) {
         ShellProcess::Handlers handlers{
-            [this, index](shell::records::Record&& record) { on_record(index, std::move(record)); },
+            [this](shell::records::Record&& record) { on_record(std::move(record)); },
             [this](const Error& error) { events_.exception("exec", error); },
-            [this, index](int wait_status) { on_shell_end(index, wait_status); },
+            [this](int wait_status) { on_shell_end(wait_status); },
         };
         auto process = ShellProcess::start(loop_, program, header, std::move(handlers));
-        if (!process) {
-            shells_.pop_back();
+        if (!process)
             return process.error();
-        }
-        shells_.back().process = std::move(*process);
+        process_ = std::move(*process);
         return {};
     }
 
     void signal(int number) override {
-        for (RankShell& shell : shells_)
-            if (!shell.ended)
-                shell.process->signal(number);
+        if (!ended_)
+            process_->signal(number);
     }
     void terminate() override {
-        for (RankShell& shell : shells_)
-            if (!shell.ended)
-                shell.process->terminate();
+        if (!ended_)
+            process_->terminate();
     }
     void complete_fence(const std::string& merged_puts) override {
-        for (RankShell& shell : shells_)
-            if (!shell.ended)
-                shell.process->complete_fence(merged_puts);
+        if (!ended_)
+            process_->complete_fence(merged_puts);
     }
-    // Rank 0 of the job, and whoever --input names, are on the first shell.
-    Status write_stdin(std::string_view bytes) override {
-        return shells_.front().process->write_stdin(bytes);
-    }
-    void close_stdin() override { shells_.front().process->close_stdin(); }
+    Status write_stdin(std::string_view bytes) override { return process_->write_stdin(bytes); }
+    void close_stdin() override { process_->close_stdin(); }
 
 private:
-    void on_record(std::size_t index, shell::records::Record&& record) {
-        RankShell& shell = shells_[index];
+    void on_record(shell::records::Record&& record) {
         using Kind = shell::records::Record::Kind;
         switch (record.kind) {
             case Kind::kStdout:
@@ -77,59 +57,42 @@ private:
                                   : record.kind == Kind::kStderr ? ShellOutput::Kind::kStderr
                                                                  : ShellOutput::Kind::kMessage;
                 events_.output(
-                    ShellOutput{job_, shell.rank, kind, record.rank, std::move(record.bytes)});
+                    ShellOutput{job_, rank_, kind, record.rank, std::move(record.bytes)});
                 break;
             }
             case Kind::kStarted:
-                shell.started = true;
-                if (!started_ && all_shells([](const RankShell& s) { return s.started; })) {
-                    started_ = true;
-                    events_.started();
-                }
+                events_.started();
                 break;
             case Kind::kExit:
-                events_.task_end(TaskEnd{job_, shell.rank, record.rank, record.wait_status});
+                events_.task_end(TaskEnd{job_, rank_, record.rank, record.wait_status});
                 break;
             case Kind::kFence:
                 if (events_.fence)
-                    events_.fence(shell.rank, std::move(record.bytes));
+                    events_.fence(rank_, std::move(record.bytes));
                 else
-                    shell.process->complete_fence(std::move(record.bytes));
+                    process_->complete_fence(std::move(record.bytes));
                 break;
         }
     }
 
-    void on_shell_end(std::size_t index, int wait_status) {
-        RankShell& shell = shells_[index];
-        shell.ended = true;
-        if (!status_ || shell::exit_code_of(*status_) == 0)
-            status_ = wait_status;
-        events_.released(shell.rank);
-        if (!all_shells([](const RankShell& s) { return s.ended; }))
-            return;
+    void on_shell_end(int wait_status) {
+        ended_ = true;
+        events_.released(rank_);
         // Posted: the job manager lets go of this execution when it hears
-        // of its end, which must not happen inside a shell's own callback.
-        asio::post(loop_, [finished = events_.finished, status = *status_,
-                           alive = std::weak_ptr<bool>(alive_)] {
-            if (alive.lock())
-                finished(status);
-        });
-    }
-
-    template <class Test>
-    bool all_shells(Test test) const {
-        for (const RankShell& shell : shells_)
-            if (!test(shell))
-                return false;
-        return true;
+        // of its end, which must not happen inside the shell's own callback.
+        asio::post(loop_,
+                   [finished = events_.finished, wait_status, alive = std::weak_ptr<bool>(alive_)] {
+                       if (alive.lock())
+                           finished(wait_status);
+                   });
     }
 
     asio::io_context& loop_;
     JobId job_;
+    std::uint32_t rank_;
     ExecEvents events_;
-    std::vector<RankShell> shells_;
-    bool started_ = false;
-    std::optional<int> status_;
+    std::unique_ptr<ShellProcess> process_;
+    bool ended_ = false;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
@@ -163,7 +126,7 @@ Result<std::unique_ptr<Execution>> start_node_shell(asio::io_context& loop,
                                                     const std::string& shell_program,
                                                     std::uint32_t rank, const ExecRequest& request,
                                                     const Json& topologies, ExecEvents events) {
-    auto execution = std::make_unique<LocalExecution>(loop, request.job, std::move(events));
+    auto execution = std::make_unique<LocalExecution>(loop, request.job, rank, std::move(events));
     // The shell maps the whole job on the same topologies, and runs the
     // node of its broker's rank.
     const Json header = {{"id", std::to_string(request.job)},
@@ -171,7 +134,7 @@ Result<std::unique_ptr<Execution>> start_node_shell(asio::io_context& loop,
                          {"R", request.R.to_json()},
                          {"rank", rank},
                          {"topologies", topologies}};
-    if (auto started = execution->start_shell(shell_program, rank, header); !started)
+    if (auto started = execution->start_shell(shell_program, header); !started)
         return started.error();
     return std::unique_ptr<Execution>(std::move(execution));
 }
