@@ -276,6 +276,7 @@ void Instance::rank_joined(const overlay::Message& request, Responder& responder
         // A broker restarted after its node was lost: the node comes back,
         // as the inventory has it.
         up_.insert(rank);
+        lost_why_.erase(rank);
         jobs_->nodes_up(IdSet{rank});
         std::cerr << "gantry: instance: rank " << rank << " is back\n";
         responder.result(Json::object());
@@ -356,6 +357,8 @@ void Instance::ranks_lost(const IdSet& ranks, const std::string& why) {
     if (down.empty())
         return;
     up_ -= down;
+    for (const overlay::Rank rank : down)
+        lost_why_[rank] = why;
     if (jobs_)
         jobs_->nodes_down(down);
     if (ending_)
@@ -414,6 +417,9 @@ void Instance::register_methods() {
     broker_.register_method("instance.info", [this](const overlay::Message&, Responder responder) {
         responder.result(info());
     });
+    broker_.register_method("overlay.status", [this](const overlay::Message&, Responder responder) {
+        responder.result(overlay_status());
+    });
     broker_.register_method(
         "instance.shutdown", [this](const overlay::Message& request, Responder responder) {
             bool force = false;
@@ -460,6 +466,37 @@ Json Instance::info() const {
                            {"up", up_.encode()},
                            {"fanout", membership_->tree().fanout}};
     return info;
+}
+
+Json Instance::overlay_status() const {
+    const overlay::Rank size = membership_ ? membership_->size() : 1;
+    const Target* zero = options_.inventory.find(0);
+    Json ranks = Json::array();
+    for (overlay::Rank rank = 0; rank < size; ++rank) {
+        Json entry = {{"rank", rank}};
+        if (membership_) {
+            const auto parent = membership_->tree().parent(rank);
+            entry["parent"] = parent ? Json(*parent) : Json();
+        } else {
+            entry["parent"] = Json();
+        }
+        const auto joined = joined_.find(rank);
+        entry["host"] = rank == 0                 ? (zero ? zero->hostname : local_hostname())
+                        : joined != joined_.end() ? joined->second.hostname
+                                                  : std::string();
+        if (up_.contains(rank)) {
+            entry["state"] = "up";
+        } else if (const auto lost = lost_why_.find(rank); lost != lost_why_.end()) {
+            entry["state"] = "lost";
+            entry["why"] = lost->second;
+        } else {
+            entry["state"] = "joining";
+        }
+        ranks.push_back(std::move(entry));
+    }
+    return {{"size", size},
+            {"fanout", membership_ ? Json(membership_->tree().fanout) : Json()},
+            {"ranks", std::move(ranks)}};
 }
 
 Status Instance::shutdown(bool force) {

@@ -93,6 +93,9 @@ public:
 
     // What instance.info answers.
     Json info() const;
+    // The brokers' tree: each rank's parent, host and state ("up", "lost"
+    // with why, "joining" until it has joined); docs/commands/overlay.md.
+    Json overlay_status() const;
 
     const std::string& uri() const { return broker_.uri(); }
     const std::string& state_dir() const { return state_dir_; }
@@ -131,8 +134,9 @@ private:
         std::string hostname;
         std::string topology_xml;
     };
-    std::map<overlay::Rank, Joined> joined_;  // the other ranks, as they joined
-    IdSet up_ = IdSet{0};                     // the ranks whose brokers are up
+    std::map<overlay::Rank, Joined> joined_;         // the other ranks, as they joined
+    IdSet up_ = IdSet{0};                            // the ranks whose brokers are up
+    std::map<overlay::Rank, std::string> lost_why_;  // the ranks lost, why
     std::unique_ptr<asio::steady_timer> join_timer_;
     bool ready_ = false;  // every rank has joined
     std::unique_ptr<JobManager> jobs_;

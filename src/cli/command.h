@@ -45,6 +45,7 @@ int job_main(int argc, char** argv);
 int alloc_main(int argc, char** argv);
 int batch_main(int argc, char** argv);
 int resource_main(int argc, char** argv);
+int overlay_main(int argc, char** argv);
 int job_shell_main(int argc, char** argv);  // started by a broker, see job_shell_cmd.cpp
 
 // Prints `gantry: <error>` on stderr and returns kExitUsage.

@@ -102,9 +102,17 @@ void print_info(const Json& info) {
         const Json size = brokers->value("size", Json());
         const std::string up = brokers->value("up", std::string("-"));
         const auto nup = IdSet::parse(up);
-        field("brokers",
-              number_text(size) + " (" + (nup ? std::to_string(nup->count()) : std::string("-")) +
-                  " up: " + up + "; fanout " + number_text(brokers->value("fanout", Json())) + ")");
+        // The others are down (lost, or not joined yet): named when any.
+        std::string down;
+        if (nup && size.is_number_unsigned() && size.get<std::uint64_t>() > nup->count()) {
+            const IdSet ranks =
+                IdSet::range(0, static_cast<std::uint32_t>(size.get<std::uint64_t>() - 1)) - *nup;
+            down = "; " + std::to_string(ranks.count()) + " down: " + ranks.encode();
+        }
+        field("brokers", number_text(size) + " (" +
+                             (nup ? std::to_string(nup->count()) : std::string("-")) +
+                             " up: " + up + down + "; fanout " +
+                             number_text(brokers->value("fanout", Json())) + ")");
     }
     const auto uptime = info.find("uptime");
     field("uptime", uptime != info.end() && uptime->is_number() ? uptime_text(uptime->get<double>())

@@ -47,6 +47,8 @@ constexpr Subcommand kSubcommands[] = {
     {"jobs", "list an instance's jobs", gantry::cli::jobs_main},
     {"resource", "list an instance's nodes, cores and GPUs: free, allocated, down",
      gantry::cli::resource_main},
+    {"overlay", "show the tree of an instance's brokers, their hosts and states",
+     gantry::cli::overlay_main, UriOption::kAfterSubcommand},
     {"info", "print all an instance knows of a job", gantry::cli::info_main},
     {"eventlog", "print a job's events, or follow them", gantry::cli::eventlog_main},
     {"wait", "wait for jobs to end; exit with the job's exit code", gantry::cli::wait_main},

@@ -28,8 +28,8 @@ constexpr std::string_view kResourceExamples = R"(Examples:
   $ gantry resource list --json | jq .free
 
 One row per state: free (no job holds it), allocated (a job holds it) and
-down (cannot be used: none in gantry today, where the scheduler counts
-every rank of the instance as up); -s chooses the states, from free,
+down (cannot be used: the nodes of lost brokers, see gantry overlay
+status); -s chooses the states, from free,
 allocated, down, up and all, comma-separated. A node some of whose cores
 are free and others allocated counts in both rows.
 

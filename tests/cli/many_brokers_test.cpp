@@ -9,6 +9,7 @@
 
 #include "formats/rset.h"
 #include "support/run_command.h"
+#include "topo/topology.h"
 
 namespace gantry::test {
 namespace {
@@ -116,12 +117,58 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
                   "      down      1        " +
                   std::to_string(cores_here()) +
                   "        0 node1\n"
-                  "brokers    2 (1 up: 0; fanout 2)\n"
+                  "brokers    2 (1 up: 0; 1 down: 1; fanout 2)\n"
                   "0 ran\n");
     EXPECT_EQ(result.err,
               "gantry: instance: rank 1 lost: no word from rank 1 in 400 ms\n"
               "gantry: job 1: exception: node-failure: no word from rank 1 in 400 ms\n");
     EXPECT_EQ(run_program({"pgrep", "-f", "sleep 31.25"}).out, "");
+}
+
+// `gantry overlay status` draws the tree: rank 1 killed, its subtree is lost
+// with it, and each lost rank says where the tree broke.
+TEST(ManyBrokers, OverlayStatusShowsTheTreeAndWhereItBroke) {
+    const std::string g = gantry_binary();
+    const std::string script =
+        g +
+        " overlay status; echo status $?; "
+        "for p in $(pgrep -f 'start --test-hosts'); do "
+        "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=1 && kill -9 $p; "
+        "done; "
+        "until " +
+        g + " instance info | grep -q '^brokers *5 (2 up'; do sleep 0.02; done; " + g +
+        " overlay status; echo status $?; " + g + " instance info | grep ^brokers";
+    const auto result =
+        run_gantry({"start", "--test-size=5", "--lost-after=400ms", "sh", "-c", script});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "0 node0: up\n"
+              "├─ 1 node1: up\n"
+              "│  ├─ 3 node3: up\n"
+              "│  └─ 4 node4: up\n"
+              "└─ 2 node2: up\n"
+              "status 0\n"
+              "0 node0: up\n"
+              "├─ 1 node1: lost (no word from rank 1 in 400 ms)\n"
+              "│  ├─ 3 node3: lost (no word from rank 1 in 400 ms)\n"
+              "│  └─ 4 node4: lost (no word from rank 1 in 400 ms)\n"
+              "└─ 2 node2: up\n"
+              "status 1\n"
+              "brokers    5 (2 up: 0,2; 3 down: 1,3-4; fanout 2)\n");
+    EXPECT_EQ(sorted_lines(result.err),
+              (std::vector<std::string>{
+                  "gantry: broker 3: no word from the parent (rank 1) in 400 ms; its tasks are "
+                  "killed",
+                  "gantry: broker 4: no word from the parent (rank 1) in 400 ms; its tasks are "
+                  "killed",
+                  "gantry: instance: ranks 1,3-4 lost: no word from rank 1 in 400 ms"}));
+}
+
+TEST(ManyBrokers, OverlayStatusOfOneBroker) {
+    const auto result = run_gantry({"start", "--", gantry_binary(), "overlay", "status", "--json"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "{\"fanout\":null,\"ranks\":[{\"host\":\"" + local_hostname() +
+                              "\",\"parent\":null,\"rank\":0,\"state\":\"up\"}],\"size\":1}\n");
 }
 
 // An MPICH program across nodes: each node's shell serves PMI to its own

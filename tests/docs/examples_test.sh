@@ -53,7 +53,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # The commands whose --help examples run in an instance.
-instance_commands='submit|attach|jobs|info|eventlog|wait|kill|cancel|purge|urgency|alloc|batch|job|resource list|resource'
+instance_commands='submit|attach|jobs|info|eventlog|wait|kill|cancel|purge|urgency|alloc|batch|job|resource list|resource|overlay status|overlay'
 
 # What the --help examples of a command take as given, made before them: the
 # jobs they name, with those ids, in the states they show.
