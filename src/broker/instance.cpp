@@ -470,7 +470,6 @@ Json Instance::info() const {
 
 Json Instance::overlay_status() const {
     const overlay::Rank size = membership_ ? membership_->size() : 1;
-    const Target* zero = options_.inventory.find(0);
     Json ranks = Json::array();
     for (overlay::Rank rank = 0; rank < size; ++rank) {
         Json entry = {{"rank", rank}};
@@ -480,10 +479,14 @@ Json Instance::overlay_status() const {
         } else {
             entry["parent"] = Json();
         }
+        // The host as R names it (a child instance's are its parent's
+        // nodes), else as the broker said when it joined.
+        const Target* target = options_.inventory.find(rank);
         const auto joined = joined_.find(rank);
-        entry["host"] = rank == 0                 ? (zero ? zero->hostname : local_hostname())
-                        : joined != joined_.end() ? joined->second.hostname
-                                                  : std::string();
+        entry["host"] = target && !target->hostname.empty() ? target->hostname
+                        : rank == 0                         ? local_hostname()
+                        : joined != joined_.end()           ? joined->second.hostname
+                                                            : std::string();
         if (up_.contains(rank)) {
             entry["state"] = "up";
         } else if (const auto lost = lost_why_.find(rank); lost != lost_why_.end()) {

@@ -52,9 +52,12 @@ Status check_for_instance(const Jobspec& spec, const std::string& method) {
 }
 
 // The jobspec the shell runs inside `R`: one task per allocated slot when
-// the command line gave no -n, and -c cores bound to each task.
+// the command line gave no -n (unless a ppr policy derives the count, as
+// mpirun's --map-by ppr:N:node without -n does), and -c cores bound to each
+// task.
 Jobspec placed_jobspec(Jobspec spec, const ResourceSet& R) {
-    if (spec.apps.size() == 1 && spec.apps[0].ntasks == 0)
+    if (spec.apps.size() == 1 && spec.apps[0].ntasks == 0 &&
+        !spec.apps[0].map_by.starts_with("ppr:"))
         spec.apps[0].ntasks = static_cast<std::uint32_t>(
             std::max<std::int64_t>(1, R.nslots().value_or(static_cast<std::int64_t>(R.nnodes()))));
     if (spec.resources.cores_per_task > 1 && spec.apps[0].map_by.empty())

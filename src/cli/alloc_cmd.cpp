@@ -124,9 +124,12 @@ Result<Jobspec> child_jobspec(std::string_view domain, const Request& request,
     Jobspec::App app;
     app.command = {gantry_path(), "start"};
     app.command.insert(app.command.end(), command.begin(), command.end());
-    app.ntasks = 1;
-    // One broker on the allocation: confined to all of it, not bound to a slot.
-    app.map_by = "slot";
+    // One broker per node of the allocation, however many the scheduler
+    // gives, confined to its part, not bound to a slot; on several nodes
+    // they bootstrap by the job's PMI into one child instance of as many
+    // brokers.
+    app.ntasks = 0;
+    app.map_by = "ppr:1:node";
     app.bind_to = "none";
     spec.apps.push_back(std::move(app));
     spec.resources.nodes = request.nodes;

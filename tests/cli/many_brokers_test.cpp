@@ -171,6 +171,33 @@ TEST(ManyBrokers, OverlayStatusOfOneBroker) {
                               "\",\"parent\":null,\"rank\":0,\"state\":\"up\"}],\"size\":1}\n");
 }
 
+// `gantry alloc -N 2` in an instance of four brokers: a broker on each
+// allocated node, bootstrapped by the job's PMI into a child instance of
+// two, whose own jobs span both nodes.
+TEST(ManyBrokers, AllocOnTwoNodesIsAChildInstanceOfTwoBrokers) {
+    const std::string g = gantry_binary();
+    const auto result =
+        run_gantry({"start", "--test-size=4", "--", g, "alloc", "-N", "2", "sh", "-c",
+                    g + " instance info | grep ^brokers; " + g + " overlay status; " + g +
+                        " run -N 2 -n 4 --label-io sh -c 'echo node $GANTRY_NODE_ID' | sort"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "brokers    2 (2 up: 0-1; fanout 2)\n"
+              "0 node0: up\n"
+              "└─ 1 node1: up\n"
+              "0: node 0\n1: node 0\n2: node 1\n3: node 1\n");
+    EXPECT_EQ(result.err, "");
+}
+
+// --map-by ppr:1:node without -n: one task on each node, as mpirun derives.
+TEST(ManyBrokers, PprWithoutNtasksDerivesTheCount) {
+    const auto result =
+        run_gantry({"start", "--test-size=3", "--", gantry_binary(), "run", "-N", "3", "--map-by",
+                    "ppr:1:node", "--label-io", "sh", "-c", "echo $GANTRY_NODE_ID"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted_lines(result.out), (std::vector<std::string>{"0: 0", "1: 1", "2: 2"}));
+}
+
 // An MPICH program across nodes: each node's shell serves PMI to its own
 // tasks, and the barriers are gathered over the overlay.
 TEST(ManyBrokers, MpiAcrossNodes) {
