@@ -222,6 +222,9 @@ Status Instance::join_overlay() {
     register_overlay_methods();
     Membership::Events events;
     events.lost = [this](const IdSet& ranks, const std::string& why) { ranks_lost(ranks, why); };
+    events.refused = [](const std::string& why) {
+        std::cerr << "gantry: instance: " << why << '\n';
+    };
     auto membership =
         Membership::join(loop_, broker_, *options_.bootstrap, options_.membership, events);
     if (!membership)

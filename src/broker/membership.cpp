@@ -24,6 +24,7 @@ Result<std::unique_ptr<Membership>> Membership::join(asio::io_context& loop, Bro
     }
     settings.heartbeat = options.heartbeat;
     settings.lost_after = options.lost_after;
+    settings.hello_timeout = options.hello_timeout;
     overlay::Overlay::Handlers handlers;
     handlers.request = [self](overlay::Message&& request) {
         self->peers_->receive_request(std::move(request));
@@ -42,6 +43,10 @@ Result<std::unique_ptr<Membership>> Membership::join(asio::io_context& loop, Bro
     handlers.parent_lost = [self](const std::string& why) {
         if (self->events_.parent_lost)
             self->events_.parent_lost(why);
+    };
+    handlers.refused = [self](const std::string& why) {
+        if (self->events_.refused)
+            self->events_.refused(why);
     };
     auto overlay = overlay::Overlay::open(loop, settings, std::move(handlers));
     if (!overlay)

@@ -26,6 +26,8 @@ struct MembershipOptions {
     std::string bind_host = "127.0.0.1";
     std::chrono::milliseconds heartbeat{1000};
     std::chrono::milliseconds lost_after{5000};
+    // How long a broker waits for its parent's broker to be there.
+    std::chrono::milliseconds hello_timeout{30000};
 };
 
 class Membership {
@@ -38,6 +40,8 @@ public:
         std::function<void()> parent_up;
         // Other ranks: the way to rank 0 is gone.
         std::function<void(const std::string& why)> parent_lost;
+        // A peer failed the CURVE handshake (overlay.h).
+        std::function<void(const std::string& why)> refused;
     };
 
     // Makes the key pair, binds, exchanges addresses through `bootstrap`

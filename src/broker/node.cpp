@@ -44,12 +44,16 @@ public:
         events.parent_lost = [this](const std::string& why) {
             if (ending_)
                 return;  // told to go: the parent's goodbye is no news
+            // Before it joined, a broker has no tasks to kill.
             std::cerr << "gantry: broker " << bootstrap_.rank() << ": " << why
-                      << "; its tasks are killed\n";
+                      << (joined_ ? "; its tasks are killed\n" : "\n");
             exit_code_ = 1;
             end();
         };
         events.parent_up = [this] { say_joined(); };
+        events.refused = [this](const std::string& why) {
+            std::cerr << "gantry: broker " << bootstrap_.rank() << ": " << why << '\n';
+        };
         auto membership = Membership::join(loop_, broker_, bootstrap_, options_.membership, events);
         if (!membership)
             return membership.error();

@@ -12,7 +12,8 @@
 namespace gantry::cli {
 
 int fail(const Error& error) {
-    std::cerr << "gantry: " << error.str() << '\n';
+    // One write: a line cut short by a signal would lose its message.
+    std::cerr << "gantry: " + error.str() + "\n";
     return kExitUsage;
 }
 

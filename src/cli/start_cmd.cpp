@@ -240,7 +240,7 @@ Result<std::optional<broker::Bootstrap>> configured_bootstrap(const Options& opt
         return config.error();
     auto bootstrap = broker::Bootstrap::from_config(*config, local_hostname());
     if (!bootstrap)
-        return bootstrap.error();
+        return error("--config " + *options.config + ": " + bootstrap.error().message());
     return std::optional<broker::Bootstrap>(std::move(*bootstrap));
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <map>
@@ -133,6 +134,12 @@ struct Overlay::State : std::enable_shared_from_this<State> {
     std::shared_ptr<Watched> zap;       // REP: the ZAP handler
     std::shared_ptr<Watched> children;  // ROUTER: the children's socket
     std::shared_ptr<Watched> parent;    // DEALER: to the parent
+    // PAIR sockets that hear libzmq's events of the two: how a CURVE
+    // handshake failed, which no message says.
+    std::shared_ptr<Watched> children_monitor;
+    std::shared_ptr<Watched> parent_monitor;
+    unsigned monitors = 0;  // for each monitor's own inproc name
+    Clock::time_point last_refusal{};
     asio::steady_timer timer;
     std::string endpoint;
     bool closed = false;
@@ -148,6 +155,9 @@ struct Overlay::State : std::enable_shared_from_this<State> {
     enum class ParentState { kNone, kHello, kUp, kLost };
     ParentState parent_state = ParentState::kNone;
     Clock::time_point parent_heard;
+    std::string parent_endpoint;
+    bool parent_connected = false;   // a TCP connection is open, since connect()
+    bool parent_handshaken = false;  // and its CURVE handshake succeeded
     std::deque<Frames> parent_outbox;
 
     Rank self() const { return options.rank; }
@@ -188,7 +198,8 @@ struct Overlay::State : std::enable_shared_from_this<State> {
     }
 
     bool current(const std::shared_ptr<Watched>& w) const {
-        return !closed && (w == zap || w == children || w == parent);
+        return !closed && (w == zap || w == children || w == parent || w == children_monitor ||
+                           w == parent_monitor);
     }
 
     // Sends what waits and receives what came, while ZMQ_EVENTS says either
@@ -223,6 +234,9 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         }
         if (w == zap)
             answer_zap(parts);
+        else if ((w == parent_monitor || w == children_monitor) && parts.size() == 2 &&
+                 parts[0].size() >= 2)
+            monitor_event(w == parent_monitor, parts[0]);
         else if (w == children && parts.size() >= 2)
             from_child(parts[0].to_string(), parts[1].to_string_view(),
                        parts.size() >= 3 ? parts[2].to_string_view() : std::string_view());
@@ -502,6 +516,62 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         }
     }
 
+    // A PAIR socket that hears `events` of `socket` (zmq_socket_monitor).
+    std::shared_ptr<Watched> monitor(zmq::socket_t& socket, int events) {
+        const std::string name = "inproc://gantry.monitor." + std::to_string(++monitors);
+        if (zmq_socket_monitor(socket.handle(), name.c_str(), events) != 0)
+            throw zmq::error_t();
+        zmq::socket_t pair(context, zmq::socket_type::pair);
+        pair.set(zmq::sockopt::linger, 0);
+        pair.connect(name);
+        return std::make_shared<Watched>(loop, std::move(pair));
+    }
+
+    void monitor_event(bool of_parent, const zmq::message_t& header) {
+        std::uint16_t event = 0;
+        std::memcpy(&event, header.data(), sizeof event);
+        if (!of_parent) {
+            // A connection whose CURVE hello could not be opened with this
+            // broker's key: its peer expects another (ZAP's refusals of a
+            // key are told in answer_zap, with the peer's address).
+            if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+                event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+                refused("a connection on " + endpoint +
+                        " failed the CURVE handshake: its broker expects another key of this "
+                        "one (another instance's certificate?)");
+            return;
+        }
+        if (event == ZMQ_EVENT_CONNECTED)
+            parent_connected = true;
+        if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+            parent_handshaken = true;
+        if (parent_state != ParentState::kHello || parent_handshaken)
+            return;
+        const std::string parent =
+            "rank " + std::to_string(*parent_rank()) + " at " + parent_endpoint;
+        if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+            lose_parent(parent +
+                        " refused this broker's key at the CURVE handshake (another "
+                        "instance's certificate?)");
+        else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+                 event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
+                 (event == ZMQ_EVENT_DISCONNECTED && parent_connected))
+            lose_parent(parent +
+                        " ended the CURVE handshake: it does not hold the key this "
+                        "broker expects of it (another instance's certificate?)");
+    }
+
+    // A peer failed the handshake: said, at most once per lost_after, so
+    // that a peer trying again and again does not flood the log.
+    void refused(const std::string& why) {
+        const auto now = Clock::now();
+        if (last_refusal != Clock::time_point{} && now - last_refusal < options.lost_after)
+            return;
+        last_refusal = now;
+        if (handlers.refused)
+            handlers.refused(why);
+    }
+
     void answer_zap(const std::vector<zmq::message_t>& parts) {
         // version, request id, domain, address, routing id, mechanism,
         // credentials (CURVE: the client's 32-byte public key).
@@ -524,6 +594,10 @@ struct Overlay::State : std::enable_shared_from_this<State> {
                               allowed ? key : "",
                               ""};
         (void)send_frames(*zap, nullptr, reply);
+        if (!allowed)
+            refused("refused a broker at " + (parts.size() > 3 ? parts[3].to_string() : "?") +
+                    ": its key is not one of this rank's children's (another instance's "
+                    "certificate?)");
     }
 
     // --- Liveness ------------------------------------------------------------
@@ -547,9 +621,11 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         parent_outbox.clear();
         for (const Frames& frames : unsent)
             undeliverable(frames);
-        if (parent)
-            parent->retire();
-        parent.reset();
+        for (auto* w : {&parent, &parent_monitor})
+            if (*w) {
+                (*w)->retire();
+                w->reset();
+            }
         if (handlers.parent_lost)
             handlers.parent_lost(why);
     }
@@ -582,7 +658,16 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             if (closed)
                 return;
         }
-        if (parent_state == ParentState::kHello || parent_state == ParentState::kUp) {
+        if (parent_state == ParentState::kHello && !parent_connected &&
+            now - parent_heard >= options.hello_timeout) {
+            lose_parent("rank " + std::to_string(*parent_rank()) + " at " + parent_endpoint +
+                        " did not answer in " + milliseconds(options.hello_timeout) +
+                        " (is its broker running there?)");
+            if (closed)
+                return;
+        } else if (parent_state == ParentState::kHello && !parent_connected) {
+            // Waiting for the parent's broker to start: libzmq tries again.
+        } else if (parent_state == ParentState::kHello || parent_state == ParentState::kUp) {
             if (silent(parent_heard)) {
                 lose_parent("no word from the parent (rank " + std::to_string(*parent_rank()) +
                             ") in " + milliseconds(options.lost_after));
@@ -618,6 +703,8 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             router.set(zmq::sockopt::zap_domain, std::string(kZapDomain));
             if (host.front() == '[')
                 router.set(zmq::sockopt::ipv6, true);
+            children_monitor = monitor(
+                router, ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
             router.bind(address);
             const std::string bound = router.get(zmq::sockopt::last_endpoint);
             endpoint = "tcp://" + host + bound.substr(bound.rfind(':'));
@@ -628,22 +715,27 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         }
         watch(zap);
         watch(children);
+        kick(children_monitor);
         return {};
     }
 
-    Status connect(const std::string& parent_endpoint, const Json& hello) {
+    Status connect(const std::string& parent_endpoint_given, const Json& hello) {
         if (closed)
             return invalid("the overlay is closed");
         if (!parent_rank())
             return invalid("rank 0 has no parent");
         if (!hello.is_object() && !hello.is_null())
             return invalid("hello must be a JSON object");
-        if (parent) {
-            parent->retire();
-            parent.reset();
-        }
+        for (auto* w : {&parent, &parent_monitor})
+            if (*w) {
+                (*w)->retire();
+                w->reset();
+            }
         parent_outbox.clear();
         parent_state = ParentState::kNone;
+        parent_endpoint = parent_endpoint_given;
+        parent_connected = false;
+        parent_handshaken = false;
         try {
             zmq::socket_t dealer(context, zmq::socket_type::dealer);
             dealer.set(zmq::sockopt::linger, 0);
@@ -661,6 +753,11 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             set_key(dealer, ZMQ_CURVE_SECRETKEY, options.certificate.secret_key);
             if (parent_endpoint.find('[') != std::string::npos)
                 dealer.set(zmq::sockopt::ipv6, true);
+            parent_monitor = monitor(dealer, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+                                                 ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                                 ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
             dealer.connect(parent_endpoint);
             parent = std::make_shared<Watched>(loop, std::move(dealer));
         } catch (const zmq::error_t& error) {
@@ -673,6 +770,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         parent_heard = Clock::now();
         to_parent({std::string(kHello), to_compact(said)});
         watch(parent);
+        kick(parent_monitor);
         return {};
     }
 
@@ -697,7 +795,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         if (children)
             for (const auto& [rank, child] : up)
                 goodbye(children, &child.routing_id);
-        for (auto* w : {&parent, &children, &zap}) {
+        for (auto* w : {&parent_monitor, &children_monitor, &parent, &children, &zap}) {
             if (*w)
                 (*w)->retire();
             w->reset();

@@ -44,6 +44,11 @@ struct OverlayOptions {
     // loss is noticed at the next heartbeat after it: at most heartbeat
     // later.
     std::chrono::milliseconds lost_after{5000};
+    // How long a child waits for its parent's broker to accept a
+    // connection (the parent may start later: a configured instance's
+    // hosts start their brokers in any order). Once connected, lost_after
+    // bounds the wait for the answer to hello.
+    std::chrono::milliseconds hello_timeout{30000};
 };
 
 class Overlay {
@@ -61,11 +66,17 @@ public:
         // again later.
         std::function<void(Rank child, const std::string& why)> child_lost;
         // The parent was silent for lost_after (or never answered hello),
-        // said goodbye, or refused hello (`why` is then its words). Called
-        // once per connect().
+        // said goodbye, or refused hello (`why` is then its words); or its
+        // broker accepted no connection within hello_timeout, or the CURVE
+        // handshake with it failed (another certificate). Called once per
+        // connect().
         std::function<void(const std::string& why)> parent_lost;
         // The parent answered hello: requests may now go up.
         std::function<void()> parent_up;
+        // A peer failed the CURVE handshake with this broker, as its parent
+        // or as its child (`why` names the address or endpoint); told at
+        // most once per lost_after.
+        std::function<void(const std::string& why)> refused;
     };
 
     // Checks the options and, when the tree gives this rank children, binds

@@ -264,6 +264,21 @@ TEST(ManyBrokers, UnderHydraTheTasksAreOneInstance) {
                                         "rank=2 size=3 appnum=0 local_size=1 sum=6"}));
 }
 
+// A launcher that gives no task PMI rank 0 (here a task told it is rank 1
+// of 2, alone in its job): the broker says whose address is missing.
+TEST(ManyBrokers, ALauncherWithoutRankZero) {
+    const auto result =
+        run_gantry({"run", "-n", "1", "sh", "-c", "PMI_RANK=1 PMI_SIZE=2 exec \"$0\" start true",
+                    gantry_binary()});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err,
+              "gantry: bootstrap: no broker published rank 0's address (gantry.broker.0): the "
+              "launcher gave no task PMI rank 0 of 2\n"
+              "gantry: task 0 (" +
+                  local_hostname() + ") exited with exit code 1\n");
+}
+
 TEST(ManyBrokers, TestHostsMustNameEachBroker) {
     expect_gantry({"start", "--test-size=3", "--test-hosts=a,b", "true"}, "", "",
                   "gantry: start: --test-hosts names 2 hosts, --test-size is 3\n", 2);

@@ -41,6 +41,7 @@ struct Broker {
     std::vector<std::pair<Rank, Json>> ups;
     std::vector<std::pair<Rank, std::string>> lost;
     std::vector<std::string> parent_lost;
+    std::vector<std::string> refused;
     int parent_ups = 0;
 
     Overlay::Handlers handlers() {
@@ -60,6 +61,7 @@ struct Broker {
         };
         h.parent_lost = [this](const std::string& why) { parent_lost.push_back(why); };
         h.parent_up = [this] { ++parent_ups; };
+        h.refused = [this](const std::string& why) { refused.push_back(why); };
         return h;
     }
 };
@@ -357,8 +359,16 @@ TEST(OverlayTest, AKeyNotAuthorizedNeverComesUp) {
     ASSERT_TRUE(run_until(
         loop, [&] { return !intruder->parent_lost.empty(); }, 2000ms));
     EXPECT_LT(Clock::now() - start, 700ms);
+    // Refused at the handshake, which both sides say at once.
+    const std::string endpoint = root->overlay->endpoint();
     EXPECT_EQ(intruder->parent_lost,
-              std::vector<std::string>{"no word from the parent (rank 0) in 400 ms"});
+              std::vector<std::string>{"rank 0 at " + endpoint +
+                                       " refused this broker's key at the CURVE handshake "
+                                       "(another instance's certificate?)"});
+    ASSERT_EQ(root->refused.size(), 1u);
+    EXPECT_EQ(root->refused[0],
+              "refused a broker at 127.0.0.1: its key is not one of this rank's children's "
+              "(another instance's certificate?)");
     EXPECT_EQ(intruder->parent_ups, 0);
     EXPECT_FALSE(intruder->overlay->parent_up());
     EXPECT_EQ(intruder->overlay->send(request_to(0, 1)).error().str(),
@@ -376,8 +386,13 @@ TEST(OverlayTest, AKeyNotAuthorizedNeverComesUp) {
     ASSERT_TRUE(run_until(
         loop, [&] { return !wary->parent_lost.empty(); }, 2000ms));
     EXPECT_EQ(wary->parent_lost,
-              std::vector<std::string>{"no word from the parent (rank 0) in 400 ms"});
+              std::vector<std::string>{"rank 0 at " + endpoint +
+                                       " ended the CURVE handshake: it does not hold the key "
+                                       "this broker expects of it (another instance's "
+                                       "certificate?)"});
     EXPECT_TRUE(root->ups.empty());
+    // Told once per lost_after: the first refusal's line stands for both.
+    EXPECT_EQ(root->refused.size(), 1u);
 }
 
 // A TCP relay on 127.0.0.1 that passes bytes both ways between the
@@ -520,6 +535,57 @@ TEST(OverlayTest, ASilentParentIsLostOnce) {
         EXPECT_EQ(instance[rank].overlay->send(request_to(0, 1)).error().str(),
                   "overlay: no route to rank 0");
     }
+}
+
+// A parent whose broker is not there (yet): the child waits hello_timeout
+// for a connection, libzmq trying again, then says where it looked.
+TEST(OverlayTest, AParentThatIsNotThereIsGivenUpAfterTheHelloTimeout) {
+    asio::io_context loop;
+    const auto keys = certificates(2);
+    // A port nobody listens on: bound by a root broker that is then closed.
+    std::string endpoint;
+    {
+        auto gone = open_broker(loop, options_of(0, Tree{2, 2}, keys));
+        endpoint = gone->overlay->endpoint();
+    }
+    OverlayOptions options = options_of(1, Tree{2, 2}, keys);
+    options.hello_timeout = 600ms;
+    auto child = open_broker(loop, options);
+    ASSERT_TRUE(child->overlay->connect(endpoint, Json::object()));
+    const auto start = Clock::now();
+    ASSERT_TRUE(run_until(
+        loop, [&] { return !child->parent_lost.empty(); }, 3000ms));
+    // Not after lost_after (400 ms): the parent may just start later.
+    EXPECT_GE(Clock::now() - start, 600ms);
+    EXPECT_LT(Clock::now() - start, 600ms + 300ms);
+    EXPECT_EQ(child->parent_lost,
+              std::vector<std::string>{"rank 0 at " + endpoint +
+                                       " did not answer in 600 ms (is its broker running "
+                                       "there?)"});
+}
+
+// A parent that starts after its child: the child's connection goes through
+// once it is there, within hello_timeout.
+TEST(OverlayTest, AParentThatStartsLaterIsWaitedFor) {
+    asio::io_context loop;
+    const auto keys = certificates(2);
+    std::string endpoint;
+    std::uint16_t port = 0;
+    {
+        auto gone = open_broker(loop, options_of(0, Tree{2, 2}, keys));
+        endpoint = gone->overlay->endpoint();
+        port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+    }
+    auto child = open_broker(loop, options_of(1, Tree{2, 2}, keys));
+    ASSERT_TRUE(child->overlay->connect(endpoint, Json::object()));
+    run_for(loop, 700ms);  // longer than lost_after
+    EXPECT_TRUE(child->parent_lost.empty());
+    OverlayOptions root_options = options_of(0, Tree{2, 2}, keys);
+    root_options.port = port;
+    auto root = open_broker(loop, root_options);
+    ASSERT_TRUE(run_until(
+        loop, [&] { return child->parent_ups == 1; }, 3000ms));
+    EXPECT_TRUE(child->parent_lost.empty());
 }
 
 TEST(OverlayTest, HellosRefusedAndARestartedChild) {
