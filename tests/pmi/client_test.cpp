@@ -1,7 +1,8 @@
 // The PMI client: PMI-1 against gantry's own server state machine, both
 // wires against a scripted launcher that answers badly or hangs up, from
 // the environment a launcher sets, and under the real launchers (gantry
-// run, mpiexec.hydra with a socket per task and with PMI_PORT).
+// run, mpiexec.hydra with a socket per task and with PMI_PORT, srun
+// --mpi=pmi2).
 #include "pmi/client.h"
 
 #include <arpa/inet.h>
@@ -1012,6 +1013,19 @@ TEST(PmiClientLaunched, UnderHydraWithAnInheritedPmiJobid) {
     const auto result =
         test::run_program({"timeout", "60", "env", "PMI_JOBID=7.0", "mpiexec.hydra", "-launcher",
                            "fork", "-hosts", "localhost", "-n", "3", kProbe});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted(result.out), three_ranks("PMI-2"));
+    EXPECT_EQ(result.err, "");
+}
+
+// Slurm's mpi/pmi2 plugin, on a one-node cluster made for the test
+// (tests/cli/scripts/slurm_cluster.sh; skipped where it cannot be made).
+TEST(PmiClientLaunched, UnderSrunWithPmi2) {
+    const auto result = test::run_program({"timeout", "120", "bash",
+                                           std::string(GANTRY_TEST_SCRIPTS) + "/slurm_cluster.sh",
+                                           "srun", "--mpi=pmi2", "-n", "3", "-O", kProbe});
+    if (result.exit_code == 77)
+        GTEST_SKIP() << result.out;
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(sorted(result.out), three_ranks("PMI-2"));
     EXPECT_EQ(result.err, "");
