@@ -43,7 +43,7 @@ skip() {
 }
 
 for program in munged mungekey slurmctld slurmd srun sinfo squeue scancel ss; do
-    command -v "$program" >/dev/null || skip "$program is not installed"
+    command -v "$program" >/dev/null || skip "no $program in PATH"
 done
 # slurmd starts every job's tasks as their owner, which takes root.
 [ "$(id -u)" = 0 ] || skip "slurmd needs root"
