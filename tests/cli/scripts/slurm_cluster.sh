@@ -54,7 +54,9 @@ chmod 755 "$work"
 mkdir "$work/state" "$work/spool"
 # The variables of a Slurm job this test may run in belong to another
 # cluster.
-unset $(compgen -e | grep '^SLURM_')
+for variable in $(compgen -e); do
+    [[ $variable == SLURM_* ]] && unset "$variable"
+done
 export SLURM_CONF="$work/slurm.conf"
 
 # Two free ports side by side, below the kernel's ephemeral range, so that
