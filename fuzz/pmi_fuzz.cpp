@@ -9,6 +9,12 @@
 // through the owner, answering every open local rank in rank order before
 // the replies held behind it, that a rank is never answered after its
 // protocol error or end of file, and that PMI_process_mapping fits a value.
+//
+// The whole input is also read as a PMI-2 command, as the client reads a
+// reply: its first 6 bytes as a length, the rest as a body. A length read
+// is the number its digits say; a body read is written back as the same
+// bytes, and read again as the same pairs, with the length of what was
+// written.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "pmi/server.h"
+#include "pmi/wire.h"
 
 namespace {
 
@@ -145,6 +152,38 @@ void check_process_mapping(const std::uint8_t* data, std::size_t size) {
     }
 }
 
+void check_pmi2_command(std::string_view input) {
+    using gantry::pmi::kPmi2LengthSize;
+    using gantry::pmi::Pmi2Command;
+    const std::string_view prefix = input.substr(0, std::min(input.size(), kPmi2LengthSize));
+    if (const auto length = Pmi2Command::parse_length(prefix)) {
+        // Its digits, in one run between spaces, say that number.
+        require(*length >= 1 && *length <= gantry::pmi::kPmi2CommandMax);
+        const std::size_t first = prefix.find_first_not_of(' ');
+        const std::size_t end = prefix.find(' ', first);
+        const std::string_view digits = prefix.substr(first, end - first);
+        require(prefix.find_first_not_of(' ', digits.size() + first) == std::string_view::npos);
+        require(std::stoull(std::string(digits)) == *length);
+    }
+    const std::string_view body = input.substr(prefix.size());
+    const auto command = Pmi2Command::parse(body);
+    if (!command) {
+        require(command.error().message().find('\n') == std::string::npos);
+        return;
+    }
+    // Read and written back, a body is the same bytes: only ';' are doubled.
+    require(!command->pairs().empty() && command->pairs().front().key == "cmd");
+    require(command->body() == body);
+    if (body.size() > gantry::pmi::kPmi2CommandMax)
+        return;
+    const std::string wire = command->to_wire();
+    const auto length =
+        Pmi2Command::parse_length(std::string_view(wire).substr(0, kPmi2LengthSize));
+    require(length && *length == wire.size() - kPmi2LengthSize);
+    const auto again = Pmi2Command::parse(std::string_view(wire).substr(kPmi2LengthSize));
+    require(again && *again == *command);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -169,5 +208,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
     }
     check_process_mapping(data, size);
+    check_pmi2_command(input);
     return 0;
 }

@@ -1,9 +1,11 @@
 // How the brokers of one instance find each other when a parallel launcher
 // starts them (`gantry run -n 4 gantry start`, `mpiexec.hydra -n 4 gantry
-// start`, and `gantry start --test-size=4`, which is the first): the PMI
-// size is the instance's size and the PMI rank the broker's rank. Each
-// broker makes its own CURVE key pair, binds its children's socket, and
-// publishes both through the launcher's key-value space:
+// start`, `srun --mpi=pmi2 -n 4 gantry start`, and `gantry start
+// --test-size=4`, which is the first): the PMI size is the instance's size
+// and the PMI rank the broker's rank, over whichever wire the launcher
+// serves (pmi/client.h). Each broker makes its own CURVE key pair, binds
+// its children's socket, and publishes both through the launcher's
+// key-value space:
 //
 //   gantry.broker.R = ENDPOINT,KEY     (KEY: the Z85 public key in hex, so
 //                                       that no launcher trips on its '=')

@@ -34,20 +34,26 @@ Result<int> int_of_variable(const char* name, std::string_view text) {
     return Error("pmi", std::string(name) + "=" + quote(text) + " is not a number");
 }
 
-// The first of `text`'s bytes that cannot go in a token: a space or a
-// control byte.
-std::optional<char> bad_byte(std::string_view text) {
+bool is_control(char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+}
+
+// The first of `text`'s bytes that is a control byte or `separator` (the
+// wire's: a space in PMI-1, ';' in PMI-2).
+std::optional<char> bad_byte(std::string_view text, char separator) {
     for (const char c : text)
-        if (c == ' ' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        if (c == separator || is_control(c))
             return c;
     return std::nullopt;
 }
 
-std::string name_of(char c) {
+std::string byte_name(char c) {
     if (c == ' ')
         return "a space";
     if (c == '=')
         return "'='";
+    if (c == ';')
+        return "';'";
     return "a control byte";
 }
 
@@ -130,6 +136,36 @@ Status check_rc(std::string_view command, const Request& reply) {
     return {};
 }
 
+// A reply's error, or success: for the requests whose reply says nothing
+// more than that they were done.
+template <class Reply>
+Status succeeded(const Result<Reply>& reply) {
+    if (!reply)
+        return reply.error();
+    return {};
+}
+
+// The int value of `key` in a PMI-2 reply, or an error naming the request.
+Result<int> int_in(std::string_view command, const Pmi2Command& reply, std::string_view key) {
+    const auto text = reply.find(key);
+    const auto n = text ? parse_int(*text) : std::nullopt;
+    if (!n)
+        return Error::in(
+            "pmi",
+            "reply to " + std::string(command) + " without a numeric " + std::string(key) + "=",
+            reply.body());
+    return *n;
+}
+
+// The PMI-2 job id as fullinit and kvs-get carry it.
+Status check_jobid(std::string_view jobid) {
+    if (jobid.empty())
+        return Error("pmi", "PMI_JOBID is empty");
+    if (jobid.size() > kPmi2ValueMax || bad_byte(jobid, ';'))
+        return Error("pmi", "PMI_JOBID=" + quote(jobid) + " is not a job id");
+    return {};
+}
+
 }  // namespace
 
 Result<std::optional<Client>> Client::from_environment() {
@@ -153,8 +189,14 @@ Result<std::optional<Client>> Client::from_environment(const Environment& enviro
         auto rank_size = rank_and_size(environment);
         if (!rank_size)
             return rank_size.error();
+        // PMI_JOBID: Slurm's mpi/pmi2 plugin, which serves PMI-2 (client.h).
+        const auto jobid = environment("PMI_JOBID");
+        if (jobid)
+            if (auto good = check_jobid(*jobid); !good)
+                return good.error();
         ::fcntl(*fd, F_SETFD, flags | FD_CLOEXEC);
-        auto client = connect_fd(*fd, rank_size->first, rank_size->second);
+        auto client = jobid ? connect_fd_pmi2(*fd, *jobid, rank_size->first)
+                            : connect_fd(*fd, rank_size->first, rank_size->second);
         if (!client)
             return client.error();
         return std::optional<Client>(std::move(*client));
@@ -176,7 +218,7 @@ Result<std::optional<Client>> Client::from_environment(const Environment& enviro
     auto fd = connect_to_port(*port);
     if (!fd)
         return fd.error();
-    Client client(*fd, rank_size.first, rank_size.second);
+    Client client(*fd, rank_size.first, rank_size.second, Wire::kPmi1);
     if (pmi_id)
         if (auto done = client.initack(*pmi_id); !done)
             return done.error();
@@ -186,10 +228,21 @@ Result<std::optional<Client>> Client::from_environment(const Environment& enviro
 }
 
 Result<Client> Client::connect_fd(int fd, int rank, int size) {
-    Client client(fd, rank, size);
+    Client client(fd, rank, size, Wire::kPmi1);
     if (fd < 0)
         return Error("pmi", "connect_fd: " + std::to_string(fd) + " is not a file descriptor");
     if (auto done = client.handshake(); !done)
+        return done.error();
+    return client;
+}
+
+Result<Client> Client::connect_fd_pmi2(int fd, std::string_view jobid, int rank) {
+    Client client(fd, rank, 1, Wire::kPmi2);
+    if (fd < 0)
+        return Error("pmi", "connect_fd_pmi2: " + std::to_string(fd) + " is not a file descriptor");
+    if (auto good = check_jobid(jobid); !good)
+        return good.error();
+    if (auto done = client.handshake_pmi2(jobid, rank); !done)
         return done.error();
     return client;
 }
@@ -198,6 +251,7 @@ Client::Client(Client&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       rank_(other.rank_),
       size_(other.size_),
+      wire_(other.wire_),
       appnum_(other.appnum_),
       kvs_name_(std::move(other.kvs_name_)),
       key_max_(other.key_max_),
@@ -211,6 +265,7 @@ Client& Client::operator=(Client&& other) noexcept {
         fd_ = std::exchange(other.fd_, -1);
         rank_ = other.rank_;
         size_ = other.size_;
+        wire_ = other.wire_;
         appnum_ = other.appnum_;
         kvs_name_ = std::move(other.kvs_name_);
         key_max_ = other.key_max_;
@@ -232,7 +287,7 @@ void Client::close() {
 }
 
 Status Client::initack(std::string_view pmi_id) {
-    if (auto done = send("initack", "cmd=initack pmiid=" + std::string(pmi_id)); !done)
+    if (auto done = send("initack", "cmd=initack pmiid=" + std::string(pmi_id) + "\n"); !done)
         return done;
     if (auto reply = receive("initack", "initack"); !reply)
         return reply.error();
@@ -323,6 +378,47 @@ Status Client::handshake() {
     return {};
 }
 
+Status Client::handshake_pmi2(std::string_view jobid, int rank) {
+    {
+        // Slurm reads this first line alone, in one read, and answers it
+        // before it reads anything else.
+        auto reply = call("init", "cmd=init pmi_version=2 pmi_subversion=0", "response_to_init");
+        if (!reply)
+            return reply.error();
+        if (auto done = check_rc("init", *reply); !done)
+            return done;
+    }
+    auto reply = call(Pmi2Command("fullinit")
+                          .add("pmijobid", jobid)
+                          .add("pmirank", std::to_string(rank))
+                          .add("threaded", "FALSE"));
+    if (!reply)
+        return reply.error();
+    int values[3] = {};
+    const char* names[3] = {"rank", "size", "appnum"};
+    for (int i = 0; i < 3; ++i) {
+        auto n = int_in("fullinit", *reply, names[i]);
+        if (!n)
+            return n.error();
+        values[i] = *n;
+    }
+    const auto [reply_rank, reply_size, appnum] = values;
+    if (reply_size < 1 || reply_rank < 0 || reply_rank >= reply_size)
+        return Error("pmi", "fullinit gave rank " + std::to_string(reply_rank) + " of a job of " +
+                                std::to_string(reply_size));
+    rank_ = reply_rank;
+    size_ = reply_size;
+    appnum_ = appnum;
+    kvs_name_ = std::string(jobid);
+    key_max_ = kPmi2KeyMax;
+    value_max_ = kPmi2ValueMax;
+    return {};
+}
+
+std::optional<char> Client::unsendable(std::string_view text) const {
+    return bad_byte(text, wire_ == Wire::kPmi2 ? ';' : ' ');
+}
+
 Status Client::check_open(std::string_view command) const {
     if (fd_ < 0)
         return Error("pmi", std::string(command) + " after finalize");
@@ -338,22 +434,25 @@ Status Client::check_key(std::string_view command, std::string_view key) const {
             "pmi", what + " is longer than the launcher's " + std::to_string(key_max_) + " bytes");
     if (key.find('=') != std::string_view::npos)
         return Error("pmi", what + " holds '='");
-    if (auto c = bad_byte(key))
-        return Error("pmi", what + " holds " + name_of(*c));
+    if (auto c = unsendable(key))
+        return Error("pmi", what + " holds " + byte_name(*c));
     return {};
 }
 
 Status Client::put(std::string_view key, std::string_view value) {
-    if (auto open = check_open("put"); !open)
+    const std::string_view command = name_of("put", "kvs-put");
+    if (auto open = check_open(command); !open)
         return open;
-    if (auto good = check_key("put", key); !good)
+    if (auto good = check_key(command, key); !good)
         return good;
-    const std::string what = "put: the value of " + quote(key);
+    const std::string what = std::string(command) + ": the value of " + quote(key);
     if (value.size() > value_max_)
         return Error("pmi", what + " is " + std::to_string(value.size()) +
                                 " bytes, longer than the launcher's " + std::to_string(value_max_));
-    if (auto c = bad_byte(value))
-        return Error("pmi", what + " holds " + name_of(*c) + ": " + quote(value));
+    if (auto c = unsendable(value))
+        return Error("pmi", what + " holds " + byte_name(*c) + ": " + quote(value));
+    if (wire_ == Wire::kPmi2)
+        return succeeded(call(Pmi2Command(command).add("key", key).add("value", value)));
     std::string line = "cmd=put kvsname=" + kvs_name_ + " key=" + std::string(key) +
                        " value=" + std::string(value);
     if (line.size() + 1 > kLineMax)
@@ -366,8 +465,11 @@ Status Client::put(std::string_view key, std::string_view value) {
 }
 
 Status Client::barrier() {
-    if (auto open = check_open("barrier_in"); !open)
+    const std::string_view command = name_of("barrier_in", "kvs-fence");
+    if (auto open = check_open(command); !open)
         return open;
+    if (wire_ == Wire::kPmi2)
+        return succeeded(call(Pmi2Command(command)));
     auto reply = call("barrier_in", "cmd=barrier_in", "barrier_out");
     if (!reply)
         return reply.error();
@@ -375,10 +477,28 @@ Status Client::barrier() {
 }
 
 Result<std::string> Client::get(std::string_view key) {
-    if (auto open = check_open("get"); !open)
+    const std::string_view command = name_of("get", "kvs-get");
+    if (auto open = check_open(command); !open)
         return open.error();
-    if (auto good = check_key("get", key); !good)
+    if (auto good = check_key(command, key); !good)
         return good.error();
+    if (wire_ == Wire::kPmi2) {
+        // jobid and srcid as MPICH sends them: this job, any source.
+        auto reply =
+            call(Pmi2Command(command).add("jobid", kvs_name_).add("srcid", "-1").add("key", key));
+        if (!reply)
+            return reply.error();
+        const auto found = reply->find("found");
+        if (found == "FALSE")
+            return Error::not_found("pmi", "kvs-get: key " + quote(key) + " not found");
+        if (found != "TRUE")
+            return Error::in("pmi", "reply to kvs-get without found=TRUE or found=FALSE",
+                             reply->body());
+        const auto value = reply->find("value");
+        if (!value)
+            return Error::in("pmi", "reply to kvs-get without value=", reply->body());
+        return std::string(*value);
+    }
     auto reply =
         call("get", "cmd=get kvsname=" + kvs_name_ + " key=" + std::string(key), "get_result");
     if (!reply)
@@ -394,38 +514,52 @@ Result<std::string> Client::get(std::string_view key) {
 Status Client::finalize() {
     if (auto open = check_open("finalize"); !open)
         return open;
-    auto reply = call("finalize", "cmd=finalize", "finalize_ack");
-    if (reply)
+    const Status done = wire_ == Wire::kPmi2
+                            ? succeeded(call(Pmi2Command("finalize")))
+                            : succeeded(call("finalize", "cmd=finalize", "finalize_ack"));
+    if (done)
         ::shutdown(fd_, SHUT_RDWR);
     close();
-    if (!reply)
-        return reply.error();
-    return {};
+    return done;
 }
 
 Status Client::abort(int code, std::string_view message) {
     if (auto open = check_open("abort"); !open)
         return open;
-    std::string line = "cmd=abort exitcode=" + std::to_string(code);
-    std::string word;
+    std::string text;
     for (const char c : message)
-        word += bad_byte(std::string_view(&c, 1)) ? '_' : c;
-    if (!word.empty())
-        line += " message=" + word;
+        text += unsendable(std::string_view(&c, 1)) ? '_' : c;
+    if (wire_ == Wire::kPmi2) {
+        text.resize(std::min(text.size(), kPmi2ValueMax));
+        return send("abort",
+                    Pmi2Command("abort").add("isworld", "TRUE").add("msg", text).to_wire());
+    }
+    std::string line = "cmd=abort exitcode=" + std::to_string(code);
+    if (!text.empty())
+        line += " message=" + text;
     if (line.size() + 1 > kLineMax)
         line.resize(kLineMax - 1);
-    return send("abort", line);
+    return send("abort", line + "\n");
 }
 
 Result<Request> Client::call(std::string_view command, const std::string& line,
                              std::string_view reply) {
-    if (auto sent = send(command, line); !sent)
+    if (auto sent = send(command, line + "\n"); !sent)
         return sent.error();
     return receive(command, reply);
 }
 
-Status Client::send(std::string_view command, const std::string& line) {
-    const std::string bytes = line + "\n";
+Result<Pmi2Command> Client::call(const Pmi2Command& request) {
+    const std::string bytes = request.to_wire();
+    if (bytes.size() > kPmi2LengthSize + kPmi2CommandMax)
+        return Error("pmi", std::string(request.name()) + ": a command longer than " +
+                                std::to_string(kPmi2CommandMax) + " bytes");
+    if (auto sent = send(request.name(), bytes); !sent)
+        return sent.error();
+    return receive(request);
+}
+
+Status Client::send(std::string_view command, std::string_view bytes) {
     std::size_t sent = 0;
     while (sent < bytes.size()) {
         ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -443,23 +577,28 @@ Status Client::send(std::string_view command, const std::string& line) {
     return {};
 }
 
-Result<Request> Client::receive(std::string_view command, std::string_view reply) {
-    std::size_t newline = pending_.find('\n');
-    while (newline == std::string::npos && pending_.size() < kLineMax) {
-        char block[kLineMax];
+Status Client::read_more(std::string_view command, std::string_view reply) {
+    char block[kLineMax];
+    for (;;) {
         const ssize_t n = ::read(fd_, block, sizeof block);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && errno == ECONNRESET)
+        if ((n < 0 && errno == ECONNRESET) || n == 0)
             return Error("pmi", "the launcher closed the connection while waiting for " +
                                     std::string(reply));
         if (n < 0)
             return system_error("reading the reply to " + std::string(command), errno);
-        if (n == 0)
-            return Error("pmi", "the launcher closed the connection while waiting for " +
-                                    std::string(reply));
-        const std::size_t before = pending_.size();
         pending_.append(block, static_cast<std::size_t>(n));
+        return {};
+    }
+}
+
+Result<Request> Client::receive(std::string_view command, std::string_view reply) {
+    std::size_t newline = pending_.find('\n');
+    while (newline == std::string::npos && pending_.size() < kLineMax) {
+        const std::size_t before = pending_.size();
+        if (auto more = read_more(command, reply); !more)
+            return more.error();
         if (const auto found = pending_.find('\n', before); found != std::string::npos)
             newline = found;
     }
@@ -477,6 +616,41 @@ Result<Request> Client::receive(std::string_view command, std::string_view reply
     if (parsed->find("cmd") != reply)
         return Error("pmi", "expected cmd=" + std::string(reply) + " in reply to " +
                                 std::string(command) + ", got " + quote(reply_line_));
+    return parsed;
+}
+
+Result<Pmi2Command> Client::receive(const Pmi2Command& request) {
+    const std::string command(request.name());
+    const std::string reply = command + "-response";
+    while (pending_.size() < kPmi2LengthSize)
+        if (auto more = read_more(command, reply); !more)
+            return more.error();
+    const auto length = Pmi2Command::parse_length(pending_.substr(0, kPmi2LengthSize));
+    if (!length)
+        return Error::in("pmi", "unreadable reply to " + command + ": " + length.error().message(),
+                         *length.error().input());
+    while (pending_.size() < kPmi2LengthSize + *length)
+        if (auto more = read_more(command, reply); !more)
+            return more.error();
+    const std::string body = pending_.substr(kPmi2LengthSize, *length);
+    pending_.erase(0, kPmi2LengthSize + *length);
+    auto parsed = Pmi2Command::parse(body);
+    if (!parsed)
+        return Error::at("pmi", "unreadable reply to " + command + ": " + parsed.error().message(),
+                         body, parsed.error().offset().value_or(0));
+    // Unlike PMI-1, cmd= comes first, and MPICH checks rc= in every reply.
+    if (parsed->name() != reply)
+        return Error("pmi",
+                     "expected cmd=" + reply + " in reply to " + command + ", got " + quote(body));
+    auto rc = int_in(command, *parsed, "rc");
+    if (!rc)
+        return rc.error();
+    if (*rc != 0) {
+        std::string why = "rc=" + std::to_string(*rc);
+        if (const auto message = parsed->find("errmsg"))
+            why += " errmsg=" + std::string(*message);
+        return Error("pmi", command + " refused by the launcher: " + why);
+    }
     return parsed;
 }
 

@@ -149,6 +149,13 @@ void set_task_variables(Environment& env, const TaskPlace& place) {
     set_number("PMI_RANK", place.rank);
     set_number("PMI_SIZE", place.job_size);
     env.set("PMI_SPAWNED", "0");
+    // The variables of an outer launcher's PMI, inherited when gantry runs
+    // inside one (a Slurm step, hydra's -pmi-port), name a server that is
+    // not the task's: PMI_JOBID would make a PMI-2 client (gantry's own,
+    // MPICH's) ask gantry's PMI-1 server for PMI-2, and PMI_ID would give
+    // it another job's rank.
+    for (const char* name : {"PMI_JOBID", "PMI_PORT", "PMI_ID"})
+        env.remove_matching(name);
     set_number("MPI_LOCALRANKID", place.local_rank);
     set_number("MPI_LOCALNRANKS", place.local_size);
     if (!place.gpus.empty()) {

@@ -69,8 +69,9 @@ struct TaskPlace {
 // GANTRY_TASK_LOCAL_RANK, GANTRY_TASK_LOCAL_SIZE, GANTRY_NODE_ID,
 // GANTRY_APP_INDEX, GANTRY_APP_RANK, GANTRY_TASK_MAP, PMI_RANK, PMI_SIZE,
 // PMI_SPAWNED=0, MPI_LOCALRANKID, MPI_LOCALNRANKS and, when the task has
-// GPUs, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES. They override what the
-// rules set, so that a task can always trust them.
+// GPUs, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES; removes PMI_JOBID,
+// PMI_PORT and PMI_ID, which would name another launcher's PMI. They
+// override what the rules set, so that a task can always trust them.
 void set_task_variables(Environment& env, const TaskPlace& place);
 
 }  // namespace gantry::shell

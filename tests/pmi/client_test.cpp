@@ -1,7 +1,8 @@
-// The PMI-1 client: against gantry's own server state machine, against a
-// scripted launcher that answers badly or hangs up, from the environment a
-// launcher sets, and under the real launchers (gantry run, mpiexec.hydra
-// with a socket per task and with PMI_PORT).
+// The PMI client: PMI-1 against gantry's own server state machine, both
+// wires against a scripted launcher that answers badly or hangs up, from
+// the environment a launcher sets, and under the real launchers (gantry
+// run, mpiexec.hydra with a socket per task and with PMI_PORT, srun
+// --mpi=pmi2).
 #include "pmi/client.h"
 
 #include <arpa/inet.h>
@@ -654,6 +655,304 @@ TEST(PmiClient, BadInitack) {
 }
 
 // ---------------------------------------------------------------------------
+// PMI-2, against a scripted launcher that answers as Slurm's mpi/pmi2 plugin
+// does (22.05): a PMI-1 response_to_init, then commands of a 6-byte length
+// (digits padded with spaces) and `key=value;` pairs. The client's requests
+// are compared byte for byte.
+
+constexpr std::string_view kPmi2Handshake =
+    "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n"
+    "114   cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=1;size=3;appnum=-1;"
+    "debugged=FALSE;pmiverbose=FALSE;";
+constexpr std::string_view kPmi2HandshakeRequests =
+    "cmd=init pmi_version=2 pmi_subversion=0\n"
+    "51    cmd=fullinit;pmijobid=7.0;pmirank=1;threaded=FALSE;";
+
+Result<Client> pmi2_client(const ScriptedLauncher& launcher) {
+    return Client::connect_fd_pmi2(launcher.client_fd(), "7.0", 1);
+}
+
+TEST(PmiClient2, HandshakeAsSlurmAnswersIt) {
+    ScriptedLauncher launcher(kPmi2Handshake);
+    auto client = pmi2_client(launcher);
+    ASSERT_TRUE(client) << client.error().str();
+    EXPECT_EQ(launcher.requests(), kPmi2HandshakeRequests);
+    EXPECT_EQ(client->wire(), Wire::kPmi2);
+    EXPECT_EQ(client->rank(), 1);
+    EXPECT_EQ(client->size(), 3);
+    EXPECT_EQ(client->appnum(), -1);
+    EXPECT_EQ(client->kvs_name(), "7.0");
+    EXPECT_EQ(client->key_max(), 64u);
+    EXPECT_EQ(client->value_max(), 1024u);
+}
+
+TEST(PmiClient2, RequestsAndRepliesAfterTheHandshake) {
+    ScriptedLauncher launcher(std::string(kPmi2Handshake) +
+                              "26    cmd=kvs-put-response;rc=0;"
+                              "28    cmd=kvs-fence-response;rc=0;"
+                              "69    cmd=kvs-get-response;rc=0;found=TRUE;value=tcp://127.0.0.1:"
+                              "7000,6162;"
+                              // A doubled ';' is one ';', and a value may be empty.
+                              "52    cmd=kvs-get-response;rc=0;found=TRUE;value=a;;b=c;;;"
+                              "44    cmd=kvs-get-response;rc=0;found=TRUE;value=;"
+                              // hydra's length, right-aligned.
+                              "    27cmd=finalize-response;rc=0;");
+    auto client = pmi2_client(launcher);
+    ASSERT_TRUE(client) << client.error().str();
+    EXPECT_TRUE(client->put("gantry.broker.1", "tcp://127.0.0.1:7001,6162"));
+    EXPECT_TRUE(client->barrier());
+    EXPECT_EQ(client->get("gantry.broker.0").value(), "tcp://127.0.0.1:7000,6162");
+    EXPECT_EQ(client->get("semicolons").value(), "a;b=c;");
+    EXPECT_EQ(client->get("empty").value(), "");
+    EXPECT_TRUE(client->finalize());
+    EXPECT_EQ(launcher.requests(),
+              std::string(kPmi2HandshakeRequests) +
+                  "64    cmd=kvs-put;key=gantry.broker.1;value=tcp://127.0.0.1:7001,6162;"
+                  "14    cmd=kvs-fence;"
+                  "51    cmd=kvs-get;jobid=7.0;srcid=-1;key=gantry.broker.0;"
+                  "46    cmd=kvs-get;jobid=7.0;srcid=-1;key=semicolons;"
+                  "41    cmd=kvs-get;jobid=7.0;srcid=-1;key=empty;"
+                  "13    cmd=finalize;");
+    EXPECT_EQ(outcome(client->barrier()), "pmi: kvs-fence after finalize");
+    EXPECT_EQ(outcome(client->put("k", "v")), "pmi: kvs-put after finalize");
+    EXPECT_EQ(outcome(client->get("k")), "pmi: kvs-get after finalize");
+}
+
+TEST(PmiClient2, NotFoundIsItsOwnKind) {
+    ScriptedLauncher launcher(std::string(kPmi2Handshake) +
+                              "38    cmd=kvs-get-response;rc=0;found=FALSE;");
+    auto client = pmi2_client(launcher);
+    ASSERT_TRUE(client) << client.error().str();
+    const auto missing = client->get("gantry.broker.2");
+    ASSERT_FALSE(missing);
+    EXPECT_TRUE(missing.error().is_not_found());
+    EXPECT_EQ(missing.error().str(), "pmi: kvs-get: key \"gantry.broker.2\" not found");
+}
+
+struct Pmi2HandshakeCase {
+    std::string_view replies;
+    std::string_view error;
+};
+
+const Pmi2HandshakeCase kBadPmi2Handshakes[] = {
+    {"", "pmi: the launcher closed the connection while waiting for response_to_init"},
+    // gantry's own server, which serves PMI-1 only.
+    {"cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1\n",
+     "pmi: init refused by the launcher: rc=-1"},
+    {"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n",
+     "pmi: the launcher closed the connection while waiting for fullinit-response"},
+    {"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n114   cmd=fullinit-response;",
+     "pmi: the launcher closed the connection while waiting for fullinit-response"},
+    // A PMI-1 line where a PMI-2 command belongs.
+    {"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\ncmd=fullinit-response rc=0\n",
+     "pmi: unreadable reply to fullinit: a length that is not 6 bytes of digits padded with "
+     "spaces in \"cmd=fu\""},
+    {"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n"
+     "45    cmd=fullinit-response;rc=3;errmsg=no pmirank;",
+     "pmi: fullinit refused by the launcher: rc=3 errmsg=no pmirank"},
+    {"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n"
+     "43    cmd=fullinit-response;rc=0;rank=1;appnum=0;",
+     "pmi: reply to fullinit without a numeric size= in \"cmd=fullinit-response;rc=0;rank=1;"
+     "appnum=0;\""},
+    {"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n"
+     "50    cmd=fullinit-response;rc=0;rank=3;size=3;appnum=0;",
+     "pmi: fullinit gave rank 3 of a job of 3"},
+    {"cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n"
+     "49    cmd=kvs-put-response;rc=0;rank=1;size=3;appnum=0;",
+     "pmi: expected cmd=fullinit-response in reply to fullinit, got "
+     "\"cmd=kvs-put-response;rc=0;rank=1;size=3;appnum=0;\""},
+};
+
+TEST(PmiClient2, BadHandshakesAreOneLineErrors) {
+    for (const auto& c : kBadPmi2Handshakes) {
+        ScriptedLauncher launcher(c.replies);
+        const auto client = pmi2_client(launcher);
+        ASSERT_FALSE(client) << c.replies;
+        EXPECT_EQ(client.error().str(), c.error) << c.replies;
+    }
+}
+
+const std::string kLongValueReply =
+    "1069  cmd=kvs-get-response;rc=0;found=TRUE;value=" + std::string(1025, 'v') + ";";
+const std::string kLongValueError =
+    "pmi: unreadable reply to kvs-get: the value of \"value\" is longer than 1024 bytes at "
+    "offset 37 in \"cmd=kvs-get-response;rc=0;found=TRUE;value=" +
+    std::string(37, 'v') + "\"...";
+
+const RequestCase kBadPmi2Replies[] = {
+    {"fence, hung up", [](Client& c) { return outcome(c.barrier()); }, "",
+     "pmi: the launcher closed the connection while waiting for kvs-fence-response"},
+    {"fence, half a length", [](Client& c) { return outcome(c.barrier()); }, "28 ",
+     "pmi: the launcher closed the connection while waiting for kvs-fence-response"},
+    {"fence, half a command", [](Client& c) { return outcome(c.barrier()); },
+     "28    cmd=kvs-fence-resp",
+     "pmi: the launcher closed the connection while waiting for kvs-fence-response"},
+    {"fence, refused", [](Client& c) { return outcome(c.barrier()); },
+     "70    cmd=kvs-fence-response;rc=-1;errmsg=mpi/pmi2: failed to send temp kvs;",
+     "pmi: kvs-fence refused by the launcher: rc=-1 errmsg=mpi/pmi2: failed to send temp kvs"},
+    {"fence, no rc", [](Client& c) { return outcome(c.barrier()); },
+     "23    cmd=kvs-fence-response;",
+     "pmi: reply to kvs-fence without a numeric rc= in \"cmd=kvs-fence-response;\""},
+    {"fence, rc not a number", [](Client& c) { return outcome(c.barrier()); },
+     "28    cmd=kvs-fence-response;rc=x;",
+     "pmi: reply to kvs-fence without a numeric rc= in \"cmd=kvs-fence-response;rc=x;\""},
+    {"fence, rc not first", [](Client& c) { return outcome(c.barrier()); },
+     "28    rc=0;cmd=kvs-fence-response;",
+     "pmi: unreadable reply to kvs-fence: a command that does not start with cmd= at offset 0 "
+     "in \"rc=0;cmd=kvs-fence-response;\""},
+    {"fence, no last ';'", [](Client& c) { return outcome(c.barrier()); },
+     "27    cmd=kvs-fence-response;rc=0",
+     "pmi: unreadable reply to kvs-fence: a value without its ';' at offset 23 in "
+     "\"cmd=kvs-fence-response;rc=0\""},
+    {"fence, a pair without '='", [](Client& c) { return outcome(c.barrier()); },
+     "26    cmd=kvs-fence-response;rc;",
+     "pmi: unreadable reply to kvs-fence: a pair without '=' at offset 23 in "
+     "\"cmd=kvs-fence-response;rc;\""},
+    {"fence, '=' without a key", [](Client& c) { return outcome(c.barrier()); },
+     "26    cmd=kvs-fence-response;=0;",
+     "pmi: unreadable reply to kvs-fence: '=' without a key at offset 23 in "
+     "\"cmd=kvs-fence-response;=0;\""},
+    {"put, another reply", [](Client& c) { return outcome(c.put("k", "v")); },
+     "28    cmd=kvs-fence-response;rc=0;",
+     "pmi: expected cmd=kvs-put-response in reply to kvs-put, got "
+     "\"cmd=kvs-fence-response;rc=0;\""},
+    {"get, letters in the length", [](Client& c) { return outcome(c.get("k")); },
+     "2a    cmd=kvs-get-response;rc=0;found=FALSE;",
+     "pmi: unreadable reply to kvs-get: a length that is not 6 bytes of digits padded with "
+     "spaces in \"2a    \""},
+    {"get, spaces inside the length", [](Client& c) { return outcome(c.get("k")); },
+     "3 8   cmd=kvs-get-response;rc=0;found=FALSE;",
+     "pmi: unreadable reply to kvs-get: a length that is not 6 bytes of digits padded with "
+     "spaces in \"3 8   \""},
+    {"get, no digits in the length", [](Client& c) { return outcome(c.get("k")); },
+     "      cmd=kvs-get-response;rc=0;found=FALSE;",
+     "pmi: unreadable reply to kvs-get: a length that is not 6 bytes of digits padded with "
+     "spaces in \"      \""},
+    {"get, a length of 0", [](Client& c) { return outcome(c.get("k")); }, "0     ",
+     "pmi: unreadable reply to kvs-get: a length of 0 bytes (1 to 65536) in \"0     \""},
+    {"get, a length too long", [](Client& c) { return outcome(c.get("k")); }, "999999",
+     "pmi: unreadable reply to kvs-get: a length of 999999 bytes (1 to 65536) in \"999999\""},
+    {"get, no found", [](Client& c) { return outcome(c.get("k")); },
+     "26    cmd=kvs-get-response;rc=0;",
+     "pmi: reply to kvs-get without found=TRUE or found=FALSE in "
+     "\"cmd=kvs-get-response;rc=0;\""},
+    {"get, found but no value", [](Client& c) { return outcome(c.get("k")); },
+     "37    cmd=kvs-get-response;rc=0;found=TRUE;",
+     "pmi: reply to kvs-get without value= in \"cmd=kvs-get-response;rc=0;found=TRUE;\""},
+    {"get, a value too long", [](Client& c) { return outcome(c.get("k")); }, kLongValueReply,
+     kLongValueError},
+    {"finalize, refused", [](Client& c) { return outcome(c.finalize()); },
+     "27    cmd=finalize-response;rc=1;", "pmi: finalize refused by the launcher: rc=1"},
+};
+
+TEST(PmiClient2, BadRepliesAreOneLineErrors) {
+    for (const auto& c : kBadPmi2Replies) {
+        ScriptedLauncher launcher(std::string(kPmi2Handshake) + std::string(c.reply));
+        auto client = pmi2_client(launcher);
+        ASSERT_TRUE(client) << c.name << ": " << client.error().str();
+        EXPECT_EQ(c.request(*client), c.error) << c.name;
+    }
+}
+
+TEST(PmiClient2, ALauncherGoneBeforeTheRequestIsAnError) {
+    ScriptedLauncher launcher(kPmi2Handshake);
+    auto client = pmi2_client(launcher);
+    ASSERT_TRUE(client) << client.error().str();
+    launcher.hang_up();
+    EXPECT_EQ(outcome(client->barrier()),
+              "pmi: the launcher closed the connection before kvs-fence was sent");
+}
+
+const RefusedCase kRefusedPmi2Puts[] = {
+    {"", "v", "pmi: kvs-put: an empty key"},
+    {std::string(65, 'k'), "v",
+     "pmi: kvs-put: key \"" + std::string(65, 'k') + "\" is longer than the launcher's 64 bytes"},
+    {"a=b", "v", "pmi: kvs-put: key \"a=b\" holds '='"},
+    {"a;b", "v", "pmi: kvs-put: key \"a;b\" holds ';'"},
+    {"a\tb", "v", "pmi: kvs-put: key \"a\\tb\" holds a control byte"},
+    {"k", std::string(1025, 'v'),
+     "pmi: kvs-put: the value of \"k\" is 1025 bytes, longer than the launcher's 1024"},
+    // Slurm's server cuts a value at its first ';', doubled or not.
+    {"k", "a;b", "pmi: kvs-put: the value of \"k\" holds ';': \"a;b\""},
+    {"k", "line\n", "pmi: kvs-put: the value of \"k\" holds a control byte: \"line\\n\""},
+};
+
+TEST(PmiClient2, PutsThatCannotGoOnTheWireAreRefused) {
+    ScriptedLauncher launcher(std::string(kPmi2Handshake) +
+                              "26    cmd=kvs-put-response;rc=0;"
+                              "26    cmd=kvs-put-response;rc=0;");
+    auto client = pmi2_client(launcher);
+    ASSERT_TRUE(client) << client.error().str();
+    (void)launcher.requests();
+    for (const auto& c : kRefusedPmi2Puts)
+        EXPECT_EQ(outcome(client->put(c.key, c.value)), c.error) << c.key;
+    EXPECT_EQ(outcome(client->get("a;b")), "pmi: kvs-get: key \"a;b\" holds ';'");
+    // Nothing was sent.
+    EXPECT_EQ(launcher.requests(), "");
+    // What PMI-1 refuses and PMI-2 carries: a space; the longest value.
+    EXPECT_EQ(outcome(client->put("k", "a b")), "ok");
+    EXPECT_EQ(outcome(client->put("k", std::string(1024, 'v'))), "ok");
+    EXPECT_EQ(launcher.requests(),
+              "28    cmd=kvs-put;key=k;value=a b;1049  cmd=kvs-put;key=k;value=" +
+                  std::string(1024, 'v') + ";");
+}
+
+TEST(PmiClient2, AbortEndsTheWholeJob) {
+    ScriptedLauncher launcher(kPmi2Handshake);
+    auto client = pmi2_client(launcher);
+    ASSERT_TRUE(client) << client.error().str();
+    (void)launcher.requests();
+    EXPECT_TRUE(client->abort(7, "broker 3 failed; no\troute"));
+    EXPECT_TRUE(client->abort(1, ""));
+    EXPECT_EQ(launcher.requests(),
+              "53    cmd=abort;isworld=TRUE;msg=broker 3 failed_ no_route;"
+              "28    cmd=abort;isworld=TRUE;msg=;");
+}
+
+TEST(PmiClient2, GantrysServerRefusesIt) {
+    ServedJob job(1);
+    const auto client = Client::connect_fd_pmi2(job.client_fd(0), "7.0", 0);
+    ASSERT_FALSE(client);
+    EXPECT_EQ(client.error().str(), "pmi: init refused by the launcher: rc=-1");
+}
+
+TEST(PmiClient2, FromPmiFdAndPmiJobid) {
+    ScriptedLauncher launcher(kPmi2Handshake);
+    const int fd = launcher.client_fd();
+    ::fcntl(fd, F_SETFD, 0);  // as inherited across exec
+    auto client = Client::from_environment(environment_of({{"PMI_FD", std::to_string(fd)},
+                                                           {"PMI_JOBID", "7.0"},
+                                                           {"PMI_RANK", "1"},
+                                                           {"PMI_SIZE", "3"}}));
+    ASSERT_TRUE(client) << client.error().str();
+    ASSERT_TRUE(client->has_value());
+    EXPECT_EQ((*client)->wire(), Wire::kPmi2);
+    EXPECT_EQ((*client)->rank(), 1);
+    EXPECT_EQ((*client)->size(), 3);
+    EXPECT_EQ(::fcntl(fd, F_GETFD), FD_CLOEXEC);
+    EXPECT_EQ(launcher.requests(), kPmi2HandshakeRequests);
+}
+
+TEST(PmiClient2, BadJobIds) {
+    const int spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const std::string open_fd = std::to_string(spare);
+    const EnvironmentCase cases[] = {
+        {{{"PMI_FD", open_fd}, {"PMI_JOBID", ""}}, "pmi: PMI_JOBID is empty"},
+        {{{"PMI_FD", open_fd}, {"PMI_JOBID", "7;0"}}, "pmi: PMI_JOBID=\"7;0\" is not a job id"},
+        {{{"PMI_FD", open_fd}, {"PMI_JOBID", "7\n"}}, "pmi: PMI_JOBID=\"7\\n\" is not a job id"},
+    };
+    for (const auto& c : cases) {
+        const auto client = Client::from_environment(environment_of(c.variables));
+        ASSERT_FALSE(client) << c.error;
+        EXPECT_EQ(client.error().str(), c.error);
+    }
+    EXPECT_EQ(::fcntl(spare, F_GETFD), FD_CLOEXEC);
+    ::close(spare);
+    EXPECT_EQ(Client::connect_fd_pmi2(-1, "7.0", 0).error().str(),
+              "pmi: connect_fd_pmi2: -1 is not a file descriptor");
+}
+
+// ---------------------------------------------------------------------------
 // Under real launchers: pmi_client_probe's line from each rank.
 
 const std::string kProbe = GANTRY_PMI_CLIENT_PROBE;
@@ -664,17 +963,29 @@ Lines sorted(std::string text) {
     return lines;
 }
 
-const Lines kThreeRanks = {
-    "rank 0 of 3: got value-1 value-2",
-    "rank 1 of 3: got value-0 value-2",
-    "rank 2 of 3: got value-0 value-1",
-};
+// Each rank's line, saying which wire its client chose.
+Lines three_ranks(std::string_view wire) {
+    const std::string over = " of 3 over " + std::string(wire) + ": got ";
+    return {"rank 0" + over + "value-1 value-2", "rank 1" + over + "value-0 value-2",
+            "rank 2" + over + "value-0 value-1"};
+}
 
 TEST(PmiClientLaunched, UnderGantryRun) {
     const auto result = test::run_program(
         {"timeout", "60", test::gantry_binary(), "run", "--oversubscribe", "-n", "3", kProbe});
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(sorted(result.out), kThreeRanks);
+    EXPECT_EQ(sorted(result.out), three_ranks("PMI-1"));
+    EXPECT_EQ(result.err, "");
+}
+
+// gantry run inside a Slurm step: the step's PMI_JOBID, which says PMI-2,
+// does not reach the tasks of gantry's PMI-1 server.
+TEST(PmiClientLaunched, UnderGantryRunWithAnInheritedPmiJobid) {
+    const auto result =
+        test::run_program({"timeout", "60", "env", "PMI_JOBID=7.0", test::gantry_binary(), "run",
+                           "--oversubscribe", "-n", "3", kProbe});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted(result.out), three_ranks("PMI-1"));
     EXPECT_EQ(result.err, "");
 }
 
@@ -684,7 +995,7 @@ TEST(PmiClientLaunched, UnderHydraWithASocketPerTask) {
     const auto result = test::run_program({"timeout", "60", "mpiexec.hydra", "-launcher", "fork",
                                            "-hosts", "localhost", "-n", "3", kProbe});
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(sorted(result.out), kThreeRanks);
+    EXPECT_EQ(sorted(result.out), three_ranks("PMI-1"));
     EXPECT_EQ(result.err, "");
 }
 
@@ -692,7 +1003,31 @@ TEST(PmiClientLaunched, UnderHydraWithPmiPort) {
     const auto result = test::run_program({"timeout", "60", "mpiexec.hydra", "-launcher", "fork",
                                            "-hosts", "localhost", "-pmi-port", "-n", "3", kProbe});
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(sorted(result.out), kThreeRanks);
+    EXPECT_EQ(sorted(result.out), three_ranks("PMI-1"));
+    EXPECT_EQ(result.err, "");
+}
+
+// hydra inside a Slurm step passes the step's PMI_JOBID on to its tasks,
+// whose client then asks hydra for PMI-2, which hydra serves too.
+TEST(PmiClientLaunched, UnderHydraWithAnInheritedPmiJobid) {
+    const auto result =
+        test::run_program({"timeout", "60", "env", "PMI_JOBID=7.0", "mpiexec.hydra", "-launcher",
+                           "fork", "-hosts", "localhost", "-n", "3", kProbe});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted(result.out), three_ranks("PMI-2"));
+    EXPECT_EQ(result.err, "");
+}
+
+// Slurm's mpi/pmi2 plugin, on a one-node cluster made for the test
+// (tests/cli/scripts/slurm_cluster.sh; skipped where it cannot be made).
+TEST(PmiClientLaunched, UnderSrunWithPmi2) {
+    const auto result = test::run_program({"timeout", "120", "bash",
+                                           std::string(GANTRY_TEST_SCRIPTS) + "/slurm_cluster.sh",
+                                           "srun", "--mpi=pmi2", "-n", "3", "-O", kProbe});
+    if (result.exit_code == 77)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(sorted(result.out), three_ranks("PMI-2"));
     EXPECT_EQ(result.err, "");
 }
 

@@ -2,9 +2,10 @@
 // puts "addr-<rank>"="value-<rank>", meets the others in a barrier, gets
 // every other rank's value and prints one line
 //
-//     rank R of N: got value-0 value-2 ...
+//     rank R of N over PMI-1: got value-0 value-2 ...
 //
-// (the values of the other ranks, in rank order), then finalizes. Not
+// (the wire the client chose, the values of the other ranks in rank
+// order), then finalizes. Not
 // started by a PMI launcher: "not launched by PMI" on stderr, exit 1; a PMI
 // error: its message on stderr, exit 2.
 #include <cstdio>
@@ -35,7 +36,9 @@ int main() {
         return fail(done.error());
     if (auto done = client.barrier(); !done)
         return fail(done.error());
-    std::string line = "rank " + rank + " of " + std::to_string(client.size()) + ": got";
+    const char* wire = client.wire() == gantry::pmi::Wire::kPmi2 ? "PMI-2" : "PMI-1";
+    std::string line =
+        "rank " + rank + " of " + std::to_string(client.size()) + " over " + wire + ": got";
     for (int other = 0; other < client.size(); ++other) {
         if (other == client.rank())
             continue;
