@@ -4,9 +4,14 @@
 # ALL=1), against `flux start --test-size=N true` where flux is on the PATH;
 # then a job across 16 brokers against the same job in a one-broker instance:
 # `gantry run -N 16 -n 256 true` inside `--test-size=16` and `gantry run -n
-# 256 true` inside a plain `gantry start`. Prints the best and median wall
-# time of each, and the largest resident set of one idle broker (rank 1) of
-# a 16-broker instance.
+# 256 true` inside a plain `gantry start`, first with the instance's start
+# and end, then the job alone (RUNS jobs in one instance, each timed); the
+# same for an MPICH program (MPI_Init, an allreduce, MPI_Finalize: the
+# tests' mpi_probe) of 64 tasks; 1,000 jobs of `true` through each instance
+# (bench/submit_flood); the time from `kill -9` of a broker running a job
+# to the job's end with its node-failure exception (--lost-after 1s). Prints
+# the best and median wall time of each, and the largest resident set of one
+# idle broker (rank 1) of a 16-broker instance.
 # Usage: bench/brokers.sh path/to/gantry [RUNS]
 set -eu
 gantry=${1:?usage: bench/brokers.sh path/to/gantry [RUNS]}
@@ -15,8 +20,11 @@ flux=$(command -v flux || true)
 sizes="4 16 64"
 [ "${ALL:-0}" = 1 ] && sizes="$sizes 256"
 
+timing=$(cd "$(dirname "$0")" && pwd)/lib/timing.sh
+mpi_probe=$(dirname "$gantry")/tests/mpi_probe
+flood=$(dirname "$gantry")/bench/submit_flood
 # shellcheck source=bench/lib/timing.sh
-. "$(dirname "$0")/lib/timing.sh"
+. "$timing"
 LABEL_WIDTH=28
 
 for n in $sizes; do
@@ -44,6 +52,57 @@ done
 summary "16 brokers: run -N16 -n256" $many
 # shellcheck disable=SC2086
 summary "1 broker: run -n256" $one
+
+# times_inside START_OPTIONS COMMAND...: RUNS timings (microseconds) of
+# COMMAND, run one after the other inside one instance.
+times_inside() {
+    options=$1
+    shift
+    # shellcheck disable=SC2086 # options are words
+    "$gantry" start $options sh -c '
+        . "$0"; runs=$1; shift; i=0
+        while [ "$i" -lt "$runs" ]; do wall_ms "$@"; i=$((i + 1)); done' \
+        "$timing" "$runs" "$@"
+}
+
+# shellcheck disable=SC2046
+summary "16 brokers: job -N16 -n256" $(times_inside --test-size=16 "$gantry" run -N 16 -n 256 --oversubscribe true)
+# shellcheck disable=SC2046
+summary "1 broker: job -n256" $(times_inside "" "$gantry" run -n 256 --oversubscribe true)
+if [ -x "$mpi_probe" ]; then
+    # shellcheck disable=SC2046
+    summary "16 brokers: MPI -N16 -n64" $(times_inside --test-size=16 "$gantry" run -N 16 -n 64 --oversubscribe "$mpi_probe")
+    # shellcheck disable=SC2046
+    summary "1 broker: MPI -n64" $(times_inside "" "$gantry" run -n 64 --oversubscribe "$mpi_probe")
+fi
+
+if [ -x "$flood" ]; then
+    echo "1,000 jobs of true through 16 brokers:"
+    "$gantry" start --test-size=16 sh -c '"$0" "$GANTRY_URI" 1000' "$flood" | grep jobs/s
+    echo "1,000 jobs of true through 1 broker:"
+    "$gantry" start sh -c '"$0" "$GANTRY_URI" 1000' "$flood" | grep jobs/s
+fi
+
+# From kill -9 of rank 15 to the end of a job with tasks there (its
+# node-failure exception), in a fresh instance each time.
+lost=""
+i=0
+while [ "$i" -lt "$runs" ]; do
+    # shellcheck disable=SC2016 # expanded by the instance's shell
+    lost="$lost $("$gantry" start --test-size=16 --lost-after=1s sh -c '
+        id=$("$0" submit -N 16 -n 16 --oversubscribe sleep 30)
+        until "$0" info "$id" | grep -q "^state *RUN"; do sleep 0.01; done
+        for p in $(pgrep -f "start --test-hosts"); do
+            tr "\0" "\n" < /proc/$p/environ | grep -qx PMI_RANK=15 && victim=$p
+        done
+        begun=$(date +%s%N)
+        kill -9 "$victim"
+        "$0" wait "$id" > /dev/null 2>&1
+        echo $((($(date +%s%N) - begun) / 1000))' "$gantry" 2>/dev/null)"
+    i=$((i + 1))
+done
+# shellcheck disable=SC2086
+summary "kill -9 to the job's end" $lost
 
 # The resident set of rank 1, idle, in a 16-broker instance.
 "$gantry" start --test-size=16 sh -c '

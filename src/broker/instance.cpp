@@ -142,11 +142,35 @@ Result<ResourceSet> local_inventory() {
     return inventory;
 }
 
+Status assign_topology(RankTopologies& topologies, std::uint32_t rank, const Target& target,
+                       const Topology& node, std::map<unsigned, Topology>& synthetic) {
+    const unsigned ncores = target.cores.empty() ? 0 : *target.cores.last() + 1;
+    if (ncores <= node.ncores()) {
+        topologies.assign(IdSet{rank}, node);
+        return {};
+    }
+    auto found = synthetic.find(ncores);
+    if (found == synthetic.end()) {
+        auto made = Topology::from_synthetic("package:1 core:" + std::to_string(ncores) + " pu:1");
+        if (!made)
+            return made.error();
+        found = synthetic.emplace(ncores, std::move(*made)).first;
+    }
+    topologies.assign(IdSet{rank}, found->second, true);
+    return {};
+}
+
 Result<RankTopologies> local_topologies(const ResourceSet& inventory) {
     auto topology = Topology::local();
     if (!topology)
         return topology.error();
-    return RankTopologies(inventory.ranks(), *topology);
+    RankTopologies topologies;
+    std::map<unsigned, Topology> synthetic;
+    for (const auto& [rank, target] : inventory.targets())
+        if (auto assigned = assign_topology(topologies, rank, target, *topology, synthetic);
+            !assigned)
+            return assigned.error();
+    return topologies;
 }
 
 // --- Opening and closing -----------------------------------------------------
@@ -307,15 +331,19 @@ void Instance::all_joined() {
         return;
     }
     const ResourceSet& given = options_.inventory;
+    std::map<unsigned, Topology> synthetic;
     const auto add = [&](overlay::Rank rank, const std::string& hostname,
                          const Topology& topology) -> Status {
-        topologies.assign(IdSet{rank}, topology);
         if (given.nnodes() > 1) {
             const Target* target = given.find(rank);
             if (!target)
                 return error("--resources names no rank " + std::to_string(rank));
+            if (auto assigned = assign_topology(topologies, rank, *target, topology, synthetic);
+                !assigned)
+                return assigned;
             return inventory.insert(rank, *target);
         }
+        topologies.assign(IdSet{rank}, topology);
         Target node;
         node.hostname = hostname;
         if (topology.ncores() > 0)

@@ -66,8 +66,14 @@ Result<ResourceSet> local_inventory();
 
 // The topology of each rank of `inventory`: this machine's for all, since
 // rank 0 is this machine and the other ranks (--simulate-ranks) are
-// simulated on it.
+// simulated on it; a synthetic one where R names more cores than it has.
 Result<RankTopologies> local_topologies(const ResourceSet& inventory);
+// Gives `rank` its node's topology, or, when `target` names more cores than
+// the node has, a synthetic one of as many cores (one per entry of
+// `synthetic`, shared by the ranks of one size): a simulated node, where
+// jobs are mapped as on a real one and their tasks run unbound.
+Status assign_topology(RankTopologies& topologies, std::uint32_t rank, const Target& target,
+                       const Topology& node, std::map<unsigned, Topology>& synthetic);
 
 class Instance {
 public:

@@ -81,6 +81,9 @@ int job_shell_main(int, char**) {
     auto topologies = RankTopologies::from_json(header->value("topologies", Json()));
     if (!topologies)
         return report(topologies.error().str());
+    // A simulated node's cores are not this machine's: its tasks run
+    // unbound (docs/commands/start.md).
+    const bool simulated = topologies->simulated(header->value("rank", 0u));
     MapInputs inputs = shell::read_map_inputs(*spec);
     inputs.ranks = std::move(*topologies);
     auto map = map_jobspec(*spec, inputs, *R);
@@ -95,7 +98,11 @@ int job_shell_main(int, char**) {
         return report(job.error().str());
     if (!warning.empty())
         report(warning);
-    shell::confine_unbound_tasks_to_allocation(*job, map->nodes[*node]);
+    if (simulated)
+        for (shell::Task& task : job->tasks)
+            task.cpus_os = IdSet{};
+    else
+        shell::confine_unbound_tasks_to_allocation(*job, map->nodes[*node]);
     job->supervisor_fd = kSupervisorFd;
     // The tasks of other nodes are in other shells: the broker gathers
     // every node's barrier.

@@ -17,7 +17,7 @@ RankTopologies::RankTopologies(const IdSet& ranks, const Topology& topology) {
     assign(ranks, topology);
 }
 
-void RankTopologies::assign(const IdSet& ranks, const Topology& topology) {
+void RankTopologies::assign(const IdSet& ranks, const Topology& topology, bool simulated) {
     if (ranks.empty())
         return;
     for (Group& group : groups_)
@@ -26,12 +26,13 @@ void RankTopologies::assign(const IdSet& ranks, const Topology& topology) {
     // One load is one topology: comparing hwloc handles finds it without
     // comparing whole machines.
     const auto same = std::find_if(groups_.begin(), groups_.end(), [&](const Group& group) {
-        return group.topology.handle() == topology.handle();
+        return group.topology.handle() == topology.handle() && group.simulated == simulated;
     });
     if (same != groups_.end())
         same->ranks |= ranks;
     else
-        groups_.push_back(Group{ranks, topology, std::make_shared<std::string>(topology.to_xml())});
+        groups_.push_back(
+            Group{ranks, topology, std::make_shared<std::string>(topology.to_xml()), simulated});
     sort_groups();
 }
 
@@ -40,6 +41,13 @@ const Topology* RankTopologies::find(Rank rank) const {
         if (group.ranks.contains(rank))
             return &group.topology;
     return nullptr;
+}
+
+bool RankTopologies::simulated(Rank rank) const {
+    for (const Group& group : groups_)
+        if (group.ranks.contains(rank))
+            return group.simulated;
+    return false;
 }
 
 IdSet RankTopologies::ranks() const {
@@ -53,15 +61,20 @@ RankTopologies RankTopologies::only(const IdSet& ranks) const {
     RankTopologies part;
     for (const Group& group : groups_)
         if (IdSet kept = group.ranks & ranks; !kept.empty())
-            part.groups_.push_back(Group{std::move(kept), group.topology, group.xml});
+            part.groups_.push_back(
+                Group{std::move(kept), group.topology, group.xml, group.simulated});
     part.sort_groups();
     return part;
 }
 
 Json RankTopologies::to_json() const {
     Json groups = Json::array();
-    for (const Group& group : groups_)
-        groups.push_back({{"ranks", group.ranks.encode()}, {"xml", *group.xml}});
+    for (const Group& group : groups_) {
+        Json entry = {{"ranks", group.ranks.encode()}, {"xml", *group.xml}};
+        if (group.simulated)
+            entry["simulated"] = true;
+        groups.push_back(std::move(entry));
+    }
     return groups;
 }
 
@@ -84,11 +97,15 @@ Result<RankTopologies> RankTopologies::from_json(const Json& groups) {
             return group_error(
                 k, ".ranks: rank " + std::to_string(*twice.first()) + " is in an earlier group");
         seen |= *ranks;
+        const auto simulated = group.find("simulated");
+        if (simulated != group.end() && !simulated->is_boolean())
+            return group_error(k, ".simulated: expected a boolean");
         auto xml = std::make_shared<std::string>(group["xml"].get<std::string>());
         auto topology = Topology::from_xml_text(*xml);
         if (!topology)
             return group_error(k, ".xml: " + topology.error().str());
-        topologies.groups_.push_back(Group{std::move(*ranks), std::move(*topology), xml});
+        topologies.groups_.push_back(Group{std::move(*ranks), std::move(*topology), xml,
+                                           simulated != group.end() && simulated->get<bool>()});
     }
     topologies.sort_groups();
     return topologies;

@@ -25,6 +25,10 @@ public:
         Topology topology;
         // topology.to_xml(), made once per group: a job's header sends it.
         std::shared_ptr<const std::string> xml;
+        // A node simulated with more cores than the machine has (R names
+        // them): jobs are mapped on `topology`, and their tasks there run
+        // unbound, as Flux's noverify does.
+        bool simulated = false;
     };
 
     RankTopologies() = default;
@@ -33,10 +37,12 @@ public:
 
     // Gives `ranks` `topology`, taking them from the groups they were in.
     // Ranks given copies of one Topology (one load) share a group.
-    void assign(const IdSet& ranks, const Topology& topology);
+    void assign(const IdSet& ranks, const Topology& topology, bool simulated = false);
 
     // The topology of `rank`; none when the rank has none.
     const Topology* find(Rank rank) const;
+    // Whether `rank`'s node is simulated (Group::simulated).
+    bool simulated(Rank rank) const;
     IdSet ranks() const;
     bool empty() const { return groups_.empty(); }
     // In order of their first rank.
@@ -45,7 +51,8 @@ public:
     // without ranks are dropped.
     RankTopologies only(const IdSet& ranks) const;
 
-    // [{"ranks":IDSET,"xml":TEXT}...], in the order of groups().
+    // [{"ranks":IDSET,"xml":TEXT}...], in the order of groups(); a
+    // simulated group has "simulated":true too.
     Json to_json() const;
     // What to_json() gives; each XML is loaded once. Errors name the group:
     // `topologies: [1].ranks: rank 2 is in an earlier group`.

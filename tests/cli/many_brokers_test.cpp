@@ -264,6 +264,27 @@ TEST(ManyBrokers, UnderHydraTheTasksAreOneInstance) {
                                         "rank=2 size=3 appnum=0 local_size=1 sum=6"}));
 }
 
+// Nodes bigger than this machine, as R describes them (16 cores each):
+// scheduled and mapped as real ones, their tasks run unbound (every CPU
+// this process may use).
+TEST(ManyBrokers, SimulatedBigNodesRunUnbound) {
+    const std::string g = gantry_binary();
+    const std::string script =
+        "R=$(mktemp); trap 'rm -f $R' EXIT; " + g + " R encode -r 0-1 -c 0-15 -H 'big[0-1]' >$R; " +
+        g + " start --test-size=2 --resources $R sh -c '" + g + " resource list -s free; " + g +
+        " run -N 2 -n 32 sh -c \"grep Cpus_allowed_list /proc/self/status\" | sort | uniq -c'";
+    const auto result = run_program({"sh", "-c", script});
+    const std::string allowed =
+        run_program({"sh", "-c", "grep Cpus_allowed_list /proc/self/status"}).out;
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "     STATE NNODES   NCORES    NGPUS NODELIST\n"
+              "      free      2       32        0 big[0-1]\n"
+              "     32 " +
+                  allowed);
+    EXPECT_EQ(result.err, "");
+}
+
 // A launcher that gives no task PMI rank 0 (here a task told it is rank 1
 // of 2, alone in its job): the broker says whose address is missing.
 TEST(ManyBrokers, ALauncherWithoutRankZero) {

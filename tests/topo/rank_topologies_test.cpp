@@ -57,6 +57,26 @@ TEST(RankTopologies, JsonRoundTrip) {
     EXPECT_EQ(back->to_json(), json);
 }
 
+// A simulated node's group says so, and keeps apart from a real node's
+// group of the same topology.
+TEST(RankTopologies, SimulatedGroups) {
+    RankTopologies topologies(IdSet{0}, two_cores());
+    topologies.assign(IdSet{1, 2}, two_cores(), true);
+    EXPECT_EQ(layout(topologies), "0:2 1-2:2");
+    EXPECT_FALSE(topologies.simulated(0));
+    EXPECT_TRUE(topologies.simulated(2));
+    EXPECT_FALSE(topologies.simulated(7));
+    const Json json = topologies.to_json();
+    EXPECT_FALSE(json[0].contains("simulated"));
+    EXPECT_EQ(json[1].at("simulated"), true);
+    const auto back = RankTopologies::from_json(json);
+    ASSERT_TRUE(back) << back.error().str();
+    EXPECT_TRUE(back->simulated(1));
+    EXPECT_FALSE(back->simulated(0));
+    EXPECT_TRUE(back->only(IdSet{1}).simulated(1));
+    EXPECT_EQ(back->to_json(), json);
+}
+
 TEST(RankTopologies, BadJson) {
     const std::string xml = two_cores().to_xml();
     const struct {
@@ -70,6 +90,8 @@ TEST(RankTopologies, BadJson) {
         {Json::array({{{"ranks", ""}, {"xml", xml}}}), "topologies: [0].ranks: no ranks"},
         {Json::array({{{"ranks", "0-1"}, {"xml", xml}}, {{"ranks", "1"}, {"xml", xml}}}),
          "topologies: [1].ranks: rank 1 is in an earlier group"},
+        {Json::array({{{"ranks", "0"}, {"xml", xml}, {"simulated", 1}}}),
+         "topologies: [0].simulated: expected a boolean"},
     };
     for (const auto& c : kCases) {
         const auto parsed = RankTopologies::from_json(c.json);
