@@ -139,9 +139,9 @@ Result<Bootstrap::Neighbours> Bootstrap::exchange(const BrokerAddress& own) {
         auto value = client_->get(key);
         if (!value && value.error().kind() == ErrorKind::kNotFound)
             return Error(std::string(kDomain),
-                         "no broker published rank " + std::to_string(rank) + "'s address (" +
-                             key + "): the launcher gave no task PMI rank " +
-                             std::to_string(rank) + " of " + std::to_string(tree_.size));
+                         "no broker published rank " + std::to_string(rank) + "'s address (" + key +
+                             "): the launcher gave no task PMI rank " + std::to_string(rank) +
+                             " of " + std::to_string(tree_.size));
         if (!value)
             return fail(value.error());
         return parse_address(key, *value);

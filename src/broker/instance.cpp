@@ -228,8 +228,9 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
 Status Instance::open_jobs(const ResourceSet& inventory, const RankTopologies& topologies) {
     std::unique_ptr<ExecService> exec_service;
     if (membership_)
-        exec_service = make_instance_exec_service(loop_, shell_program_, topologies,
-                                                  membership_->peers(), [this] { return up_; });
+        exec_service = make_instance_exec_service(loop_, shell_program_, topologies, broker_,
+                                                  membership_->peers(), membership_->tree(),
+                                                  [this] { return up_; });
     else
         exec_service = make_local_exec_service(loop_, shell_program_, 0, topologies);
     auto jobs = JobManager::open(loop_, broker_, state_dir_, inventory, topologies,

@@ -35,7 +35,6 @@ public:
         std::string program = options_.shell_program;
         if (program.empty())
             program = std::filesystem::read_symlink("/proc/self/exe").string();
-        exec_ = std::make_unique<NodeExec>(loop_, broker_, program);
         broker_.register_method(
             "broker.shutdown",
             [this](const overlay::Message&, Responder responder) { shutdown(responder); },
@@ -58,6 +57,10 @@ public:
         if (!membership)
             return membership.error();
         membership_ = std::move(*membership);
+        // Rank 0 asks for shells once this rank has joined, after the loop
+        // starts.
+        exec_ = std::make_unique<NodeExec>(loop_, broker_, membership_->peers(),
+                                           membership_->tree(), program);
         signals_.async_wait([this](const asio::error_code& failure, int) {
             if (!failure)
                 end();
@@ -125,12 +128,14 @@ private:
         if (ending_)
             return;
         ending_ = true;
-        exec_->kill_all();
+        if (exec_)
+            exec_->kill_all();
         retry_.cancel();
         if (shutdown_reply_)
             shutdown_reply_->result(Json::object());
         // The reply is sent before the overlay goes.
         asio::post(loop_, [this] {
+            exec_.reset();
             membership_.reset();
             loop_.stop();
         });
@@ -143,8 +148,8 @@ private:
     asio::signal_set signals_;
     asio::steady_timer grace_;
     asio::steady_timer retry_;
-    std::unique_ptr<NodeExec> exec_;
     std::unique_ptr<Membership> membership_;
+    std::unique_ptr<NodeExec> exec_;  // after membership_, whose peers it calls
     std::optional<Responder> shutdown_reply_;
     bool joined_ = false;
     bool ending_ = false;

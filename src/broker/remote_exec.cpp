@@ -9,6 +9,7 @@
 
 #include <asio/post.hpp>
 
+#include "broker/fence_tree.h"
 #include "shell/exit_status.h"
 #include "shell/records.h"
 #include "util/base64.h"
@@ -55,10 +56,17 @@ Result<std::uint64_t> job_of(const overlay::Message& request) {
 // The parts of one execution, one per rank of R.
 class InstanceExecution : public Execution, public std::enable_shared_from_this<InstanceExecution> {
 public:
-    InstanceExecution(asio::io_context& loop, Peers& peers, JobId job, ExecEvents events)
-        : loop_(loop), peers_(peers), job_(job), events_(std::move(events)) {}
+    InstanceExecution(asio::io_context& loop, Peers& peers, FenceTree& fences, JobId job,
+                      IdSet ranks, ExecEvents events)
+        : loop_(loop),
+          peers_(peers),
+          fences_(fences),
+          job_(job),
+          ranks_(std::move(ranks)),
+          events_(std::move(events)) {}
 
     ~InstanceExecution() override {
+        fences_.forget(job_);
         // The instance is going away: what still runs elsewhere is killed.
         for (Part& part : parts_)
             if (!part.ended && !part.local)
@@ -119,16 +127,25 @@ public:
         }
     }
 
-    // The merged puts go to every part still running.
+    // The merged puts go to rank 0's own part, and down the tree to the
+    // others.
     void complete_fence(const std::string& merged_puts) override {
-        for (Part& part : parts_) {
-            if (part.ended)
-                continue;
-            if (part.local)
+        for (Part& part : parts_)
+            if (!part.ended && part.local)
                 part.local->complete_fence(merged_puts);
-            else
-                send(part, "exec.fence", {{"job", job_}, {"puts", base64_encode(merged_puts)}});
+        fences_.broadcast(job_, ranks_, merged_puts);
+    }
+
+    // Every node's puts of a barrier have come up the tree: merged, they
+    // complete it everywhere.
+    void fence_gathered(const std::string& puts) {
+        auto merged = shell::records::parse_key_values(puts);
+        if (!merged) {
+            events_.exception("exec", Error("", "the PMI barrier's puts: " + merged.error().str()));
+            terminate();
+            return;
         }
+        complete_fence(shell::records::encode_key_values(*merged));
     }
 
     // Stdin goes to the job's first rank, where its rank 0 task runs.
@@ -170,8 +187,9 @@ private:
         events.finished = [this, rank](int status) { part_ended(rank, status); };
         events.output = [this](const ShellOutput& output) { events_.output(output); };
         events.task_end = [this](const TaskEnd& end) { events_.task_end(end); };
-        events.fence = [this](std::uint32_t from, std::string puts) {
-            part_fenced(from, std::move(puts));
+        events.fence = [this](std::uint32_t, std::string puts) {
+            fenced_once_ = true;
+            fences_.contribute(job_, ranks_, puts);
         };
         return events;
     }
@@ -202,36 +220,13 @@ private:
         } else if (name == "task-end") {
             events_.task_end(
                 TaskEnd{job_, rank, event.value("task", 0u), event.value("status", 0)});
-        } else if (name == "fence") {
-            if (auto puts = base64_decode(event.value("puts", "")))
-                part_fenced(rank, std::move(*puts));
+        } else if (name == "pmi") {
+            fenced_once_ = true;
         } else if (name == "exception") {
             events_.exception("exec", Error("", event.value("message", "")));
         } else if (name == "finished") {
             part_ended(rank, event.value("status", 0));
         }
-    }
-
-    // One node's shell is in a PMI barrier. Once every node's is, the
-    // barrier completes everywhere with all their puts.
-    void part_fenced(std::uint32_t rank, std::string puts) {
-        fenced_once_ = true;
-        fenced_[rank] = std::move(puts);
-        if (fenced_.size() < parts_.size())
-            return;
-        shell::records::KeyValues merged;
-        for (const auto& [from, bytes] : fenced_) {
-            auto node = shell::records::parse_key_values(bytes);
-            if (!node) {
-                events_.exception("exec", Error("", "rank " + std::to_string(from) +
-                                                        "'s PMI barrier: " + node.error().str()));
-                terminate();
-                return;
-            }
-            merged.merge(*node);
-        }
-        fenced_.clear();
-        complete_fence(shell::records::encode_key_values(merged));
     }
 
     void part_started(std::uint32_t rank) {
@@ -279,13 +274,14 @@ private:
 
     asio::io_context& loop_;
     Peers& peers_;
+    FenceTree& fences_;
     JobId job_;
+    IdSet ranks_;  // R's
     ExecEvents events_;
     std::vector<Part> parts_;
     bool started_ = false;
     std::optional<int> status_;
-    std::map<std::uint32_t, std::string> fenced_;  // this barrier's puts so far, by rank
-    bool fenced_once_ = false;                     // the tasks speak PMI
+    bool fenced_once_ = false;  // the tasks speak PMI
     bool terminated_ = false;
 };
 
@@ -308,12 +304,15 @@ private:
 class InstanceExecService : public ExecService {
 public:
     InstanceExecService(asio::io_context& loop, std::string program, RankTopologies topologies,
-                        Peers& peers, RanksUp ranks_up)
+                        Broker& broker, Peers& peers, const overlay::Tree& tree, RanksUp ranks_up)
         : loop_(loop),
           program_(std::move(program)),
           topologies_(std::move(topologies)),
           peers_(peers),
-          ranks_up_(std::move(ranks_up)) {}
+          ranks_up_(std::move(ranks_up)),
+          fences_(
+              broker, peers, tree, [](std::uint64_t, const std::string&) {},
+              [this](std::uint64_t job, std::string puts) { fence_gathered(job, puts); }) {}
 
     Result<std::unique_ptr<Execution>> start(const ExecRequest& request,
                                              ExecEvents events) override {
@@ -322,8 +321,10 @@ public:
             !served)
             return Error("job " + std::to_string(request.job), served.error().message());
         const Json topologies = topologies_.only(request.R.ranks()).to_json();
-        auto execution =
-            std::make_shared<InstanceExecution>(loop_, peers_, request.job, std::move(events));
+        auto execution = std::make_shared<InstanceExecution>(loop_, peers_, fences_, request.job,
+                                                             request.R.ranks(), std::move(events));
+        std::erase_if(executions_, [](const auto& entry) { return entry.second.expired(); });
+        executions_[request.job] = execution;
         for (const auto& [rank, target] : request.R.targets()) {
             if (rank == 0) {
                 if (auto started = execution->start_local(loop_, program_, request, topologies);
@@ -337,21 +338,33 @@ public:
     }
 
 private:
+    void fence_gathered(std::uint64_t job, const std::string& puts) {
+        const auto found = executions_.find(job);
+        if (found == executions_.end())
+            return;
+        if (const auto execution = found->second.lock())
+            execution->fence_gathered(puts);
+    }
+
     asio::io_context& loop_;
     std::string program_;
     RankTopologies topologies_;
     Peers& peers_;
     RanksUp ranks_up_;
+    FenceTree fences_;
+    std::map<std::uint64_t, std::weak_ptr<InstanceExecution>> executions_;
 };
 
 }  // namespace
 
 std::unique_ptr<ExecService> make_instance_exec_service(asio::io_context& loop,
                                                         std::string shell_program,
-                                                        RankTopologies topologies, Peers& peers,
+                                                        RankTopologies topologies, Broker& broker,
+                                                        Peers& peers, const overlay::Tree& tree,
                                                         RanksUp ranks_up) {
     return std::make_unique<InstanceExecService>(loop, std::move(shell_program),
-                                                 std::move(topologies), peers, std::move(ranks_up));
+                                                 std::move(topologies), broker, peers, tree,
+                                                 std::move(ranks_up));
 }
 
 // --- At the other ranks ------------------------------------------------------
@@ -361,8 +374,15 @@ struct NodeExec::Running {
     Responder responder;
 };
 
-NodeExec::NodeExec(asio::io_context& loop, Broker& broker, std::string shell_program)
-    : loop_(loop), broker_(broker), shell_program_(std::move(shell_program)) {
+NodeExec::NodeExec(asio::io_context& loop, Broker& broker, Peers& peers, const overlay::Tree& tree,
+                   std::string shell_program)
+    : loop_(loop),
+      broker_(broker),
+      shell_program_(std::move(shell_program)),
+      fences_(broker, peers, tree, [this](std::uint64_t job, const std::string& merged) {
+          if (const auto found = executions_.find(job); found != executions_.end())
+              found->second->execution->complete_fence(merged);
+      }) {
     broker_.register_method(
         "exec.start",
         [this](const overlay::Message& request, Responder responder) {
@@ -385,21 +405,6 @@ NodeExec::NodeExec(asio::io_context& loop, Broker& broker, std::string shell_pro
                 running->execution->terminate();
                 responder.result(Json::object());
             }
-        },
-        ServedOn::kEveryRank);
-    broker_.register_method(
-        "exec.fence",
-        [this](const overlay::Message& request, Responder responder) {
-            Running* running = find(request, responder);
-            if (!running)
-                return;
-            auto puts = base64_decode(request.params.value("puts", ""));
-            if (!puts) {
-                responder.error(Error("exec.fence", puts.error().str()));
-                return;
-            }
-            running->execution->complete_fence(*puts);
-            responder.result(Json::object());
         },
         ServedOn::kEveryRank);
     broker_.register_method(
@@ -479,11 +484,18 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
         responder.more(
             {{"event", "task-end"}, {"task", end.task_rank}, {"status", end.wait_status}});
     };
-    events.fence = [responder](std::uint32_t, std::string puts) mutable {
-        responder.more({{"event", "fence"}, {"puts", base64_encode(puts)}});
+    // The barrier goes up the tree; rank 0 hears once that the job's
+    // tasks speak PMI (a node that fails then ends the others').
+    events.fence = [this, id, ranks = exec.R.ranks(), responder, told = false](
+                       std::uint32_t, std::string puts) mutable {
+        if (!told)
+            responder.more({{"event", "pmi"}});
+        told = true;
+        fences_.contribute(id, ranks, puts);
     };
     events.finished = [this, id, responder](int status) mutable {
         responder.result({{"event", "finished"}, {"status", status}});
+        fences_.forget(id);
         executions_.erase(id);
     };
     auto execution =

@@ -9,18 +9,17 @@
 //       {"event":"output","stream":"stdout"|"stderr"|"message","task":T,"data":BASE64}
 //       {"event":"task-end","task":T,"status":WAIT_STATUS}
 //       {"event":"exception","message":TEXT}
+//       {"event":"pmi"}  (once: the node's tasks speak PMI, so that a node
+//                         that fails ends the others, which would wait in
+//                         its barrier)
 //       {"event":"released"}
 //     then the last one: {"event":"finished","status":WAIT_STATUS}
-//       {"event":"fence","puts":BASE64}  (the node's shell is in a PMI
-//                                          barrier: its puts, KEY=VALUE lines)
 //   rank 0 -> rank r: exec.signal {job, signal}, exec.terminate {job},
-//                     exec.stdin {job, data: BASE64, eof: bool},
-//                     exec.fence {job, puts: BASE64}: every node's puts,
-//                     merged, which complete the barrier
+//                     exec.stdin {job, data: BASE64, eof: bool}
 //
-// A PMI barrier of a job that spans nodes is gathered at rank 0: when every
-// rank's shell has sent its fence, rank 0 merges the puts and sends them to
-// each (as hydra's proxies and Flux's job shells exchange theirs).
+// A PMI barrier of a job that spans nodes goes up the overlay's tree and
+// back down it (fence_tree.h): rank 0 merges every node's puts once and
+// sends them down, one message per edge each way.
 //
 // The job's events are those of one execution: `started` once every rank's
 // shell has started, `released` per rank, `finished` once all have ended.
@@ -38,6 +37,7 @@
 
 #include "broker/broker.h"
 #include "broker/exec_service.h"
+#include "broker/fence_tree.h"
 #include "broker/peers.h"
 #include "formats/idset.h"
 #include "topo/rank_topologies.h"
@@ -50,16 +50,19 @@ using RanksUp = std::function<IdSet()>;
 // At rank 0: shells of rank 0 as its children, those of other ranks through
 // `peers`; R may name only ranks in `ranks_up()`. `topologies` are every
 // rank's, given to the shells of a job (those of its R).
+// PMI barriers go up and down `tree` (fence_tree.h).
 std::unique_ptr<ExecService> make_instance_exec_service(asio::io_context& loop,
                                                         std::string shell_program,
-                                                        RankTopologies topologies, Peers& peers,
+                                                        RankTopologies topologies, Broker& broker,
+                                                        Peers& peers, const overlay::Tree& tree,
                                                         RanksUp ranks_up);
 
 // At every rank but 0: the exec.* methods, which run this node's shell of a
 // job as a child and report its events to rank 0.
 class NodeExec {
 public:
-    NodeExec(asio::io_context& loop, Broker& broker, std::string shell_program);
+    NodeExec(asio::io_context& loop, Broker& broker, Peers& peers, const overlay::Tree& tree,
+             std::string shell_program);
     ~NodeExec();
     NodeExec(const NodeExec&) = delete;
     NodeExec& operator=(const NodeExec&) = delete;
@@ -78,6 +81,7 @@ private:
     Broker& broker_;
     std::string shell_program_;
     std::map<std::uint64_t, std::unique_ptr<Running>> executions_;
+    FenceTree fences_;  // after executions_, which its handlers read
 };
 
 }  // namespace gantry::broker

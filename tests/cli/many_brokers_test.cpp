@@ -198,6 +198,30 @@ TEST(ManyBrokers, PprWithoutNtasksDerivesTheCount) {
     EXPECT_EQ(sorted_lines(result.out), (std::vector<std::string>{"0: 0", "1: 1", "2: 2"}));
 }
 
+// An MPICH program on seven brokers (a tree three deep), then on three
+// nodes without rank 0 (held by another job): each barrier is gathered up
+// the tree, through brokers that do not run the job, and sent back down.
+TEST(ManyBrokers, MpiBarriersGoUpAndDownTheTree) {
+    const std::string g = gantry_binary();
+    const std::string script = g + " run -N 7 -n 7 " + GANTRY_MPI_PROBE + " | sort; id=$(" + g +
+                               " submit -N 1 --exclusive sleep 30); until " + g +
+                               " info $id | grep -q '^state *RUN'; do sleep 0.02; done; " + g +
+                               " info $id | grep ^R; mpi=$(" + g + " submit -N 3 -n 3 " +
+                               GANTRY_MPI_PROBE + "); " + g + " attach $mpi | sort; " + g +
+                               " info $mpi | grep ^R; " + g + " cancel $id";
+    const auto result = run_gantry({"start", "--test-size=7", "sh", "-c", script});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    std::string expected;
+    for (int rank = 0; rank < 7; ++rank)
+        expected += "rank=" + std::to_string(rank) + " size=7 appnum=0 local_size=1 sum=28\n";
+    expected += "R          rank0/core[0-" + std::to_string(cores_here() - 1) + "]\n";
+    for (int rank = 0; rank < 3; ++rank)
+        expected += "rank=" + std::to_string(rank) + " size=3 appnum=0 local_size=1 sum=6\n";
+    expected += "R          rank[1-3]/core0\n";
+    EXPECT_EQ(result.out, expected);
+    EXPECT_EQ(result.err, "");
+}
+
 // An MPICH program across nodes: each node's shell serves PMI to its own
 // tasks, and the barriers are gathered over the overlay.
 TEST(ManyBrokers, MpiAcrossNodes) {
