@@ -20,6 +20,8 @@
 # that enters their namespaces), and they bootstrap by its PMI.
 # Usage: netns_hosts.sh GANTRY COMMAND...
 set -u
+# shellcheck source=tests/cli/scripts/lib/netns.sh
+. "$(dirname "$0")/lib/netns.sh"
 gantry=$1
 shift
 tag="gt$$"
@@ -28,6 +30,7 @@ hosts=("$tag-0" "$tag-1" "$tag-2")
 work=$(mktemp -d)
 pids=()
 
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
     for pid in "${pids[@]}"; do
         kill -9 "$pid" 2>/dev/null
@@ -35,29 +38,19 @@ cleanup() {
     for pid in "${pids[@]}"; do
         wait "$pid" 2>/dev/null
     done
-    for ns in "${hosts[@]}" "$hub"; do
-        ip netns del "$ns" 2>/dev/null
-    done
+    netns_remove "${hosts[@]}" "$hub"
     rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT HUP
 
-if ! ip netns add "$hub" 2>"$work/err"; then
+if ! netns_hub "$hub" 2>"$work/err"; then
     echo "SKIP: cannot make network namespaces here: $(cat "$work/err")"
     exit 77
 fi
-ip -n "$hub" link add br0 type bridge
-ip -n "$hub" link set br0 up
 addresses=()
 for i in 0 1 2; do
-    ns=${hosts[$i]}
-    ip netns add "$ns"
-    ip link add "v$tag$i" netns "$ns" type veth peer name "p$i" netns "$hub"
-    ip -n "$hub" link set "p$i" master br0 up
-    ip -n "$ns" link set lo up
-    ip -n "$ns" addr add "10.213.7.$((i + 1))/24" dev "v$tag$i"
-    ip -n "$ns" link set "v$tag$i" up
+    netns_host "$hub" "${hosts[$i]}" "v$tag$i" "10.213.7.$((i + 1))/24" || exit 1
     addresses+=("\"10.213.7.$((i + 1))\"")
 done
 
@@ -67,12 +60,12 @@ cat > "$work/instance.json" <<JSON
  "port": 8050, "certificate": "$work/curve.cert"}
 JSON
 
-# on_host I COMMAND...: COMMAND on host I, under its own host name.
+# on_host I COMMAND...: COMMAND on host I, under its own host name (in
+# place of the shell: a background on_host's $! is the broker itself).
 on_host() {
     local i=$1
     shift
-    # exec: a background on_host's $! is the broker itself.
-    exec ip netns exec "${hosts[$i]}" unshare --uts sh -c 'hostname "$0"; exec "$@"' "host$i" "$@"
+    netns_exec "${hosts[$i]}" "host$i" "$@"
 }
 
 if [ "${GANTRY_TEST_BOOTSTRAP:-}" = hydra ]; then
