@@ -10,8 +10,9 @@
 # tests' mpi_probe) of 64 tasks; 1,000 jobs of `true` through each instance
 # (bench/submit_flood); the time from `kill -9` of a broker running a job
 # to the job's end with its node-failure exception (--lost-after 1s). Prints
-# the best and median wall time of each, and the largest resident set of one
-# idle broker (rank 1) of a 16-broker instance.
+# the best and median wall time of each, and the memory of one idle broker
+# (rank 1) of a 16-broker instance: its resident set, the anonymous part of
+# it, and its proportional set (shared pages divided among their users).
 # Usage: bench/brokers.sh path/to/gantry [RUNS]
 set -eu
 gantry=${1:?usage: bench/brokers.sh path/to/gantry [RUNS]}
@@ -109,6 +110,9 @@ summary "kill -9 to the job's end" $lost
     sleep 0.5
     for p in $(pgrep -f "start --test-hosts"); do
         if tr "\0" "\n" < /proc/$p/environ | grep -qx PMI_RANK=1; then
-            grep VmRSS /proc/$p/status
+            # RSS counts the executable'"'"'s pages, which the 16 brokers
+            # share; PSS divides them among their users.
+            grep -E "^(VmRSS|RssAnon)" /proc/$p/status
+            grep "^Pss:" /proc/$p/smaps_rollup
         fi
     done'
