@@ -355,16 +355,24 @@ void Instance::all_joined() {
     };
     const Target* zero = given.find(0);
     Status status = add(0, zero ? zero->hostname : local_hostname(), *own);
+    // Nodes alike (most clusters' are) share one load, hence one group of
+    // RankTopologies: each job shell then reads one XML document, not one
+    // per node.
+    std::map<std::string, Topology, std::less<>> loaded{{own->to_xml(), *own}};
     for (const auto& [rank, joined] : joined_) {
         if (!status)
             break;
-        auto topology = Topology::from_xml_text(joined.topology_xml);
-        if (!topology) {
-            status = error("the topology of rank " + std::to_string(rank) + ": " +
-                           topology.error().str());
-            break;
+        auto found = loaded.find(joined.topology_xml);
+        if (found == loaded.end()) {
+            auto topology = Topology::from_xml_text(joined.topology_xml);
+            if (!topology) {
+                status = error("the topology of rank " + std::to_string(rank) + ": " +
+                               topology.error().str());
+                break;
+            }
+            found = loaded.emplace(joined.topology_xml, std::move(*topology)).first;
         }
-        status = add(rank, joined.hostname, *topology);
+        status = add(rank, joined.hostname, found->second);
     }
     if (status)
         status = open_jobs(inventory, topologies);
