@@ -42,7 +42,7 @@ TEST(Configured, TwoBrokersClaimingOneRank) {
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.exit_code, 0);
-    EXPECT_EQ(result.out, "second rank 1: 1\nrank 0: 143\n");
+    EXPECT_EQ(result.out, "second rank 1: 1\nrank 0: 143\nfirst rank 1: 0\n");
     EXPECT_EQ(result.err, "gantry: broker 1: rank 1 is already up\n");
 }
 

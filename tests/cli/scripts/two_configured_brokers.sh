@@ -17,7 +17,7 @@ cleanup() {
     for pid in "${pids[@]}"; do
         kill -9 "$pid" 2>/dev/null
     done
-    wait
+    wait 2>/dev/null
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -63,5 +63,10 @@ if kill -0 "$rank0" 2>/dev/null; then
     kill -TERM "$rank0"
     wait "$rank0"
     echo "rank 0: $?"
+fi
+# The first broker of rank 1 ends with its instance.
+if [ "$case" = same-rank ]; then
+    wait "$first"
+    echo "first rank 1: $?"
 fi
 cat "$work/rank0.err" >&2
