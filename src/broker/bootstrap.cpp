@@ -1,7 +1,10 @@
 #include "broker/bootstrap.h"
 
 #include <arpa/inet.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "formats/taskmap.h"
@@ -102,6 +105,24 @@ Result<Bootstrap> Bootstrap::from_config(const overlay::Config& config, std::str
     return bootstrap;
 }
 
+Bootstrap Bootstrap::from_stream(int in, int out, overlay::Rank rank, overlay::Rank size,
+                                 unsigned fanout, std::string launcher_address) {
+    Bootstrap bootstrap(rank, overlay::Tree{size, fanout});
+    bootstrap.stream_in_ = in;
+    bootstrap.stream_out_ = out;
+    bootstrap.launcher_address_ = std::move(launcher_address);
+    return bootstrap;
+}
+
+Bootstrap Bootstrap::from_launched(std::shared_ptr<overlay::LaunchedHosts> hosts, unsigned fanout,
+                                   std::chrono::milliseconds timeout) {
+    const auto size = static_cast<overlay::Rank>(hosts->size() + 1);
+    Bootstrap bootstrap(0, overlay::Tree{size, fanout});
+    bootstrap.launched_ = std::move(hosts);
+    bootstrap.launch_timeout_ = timeout;
+    return bootstrap;
+}
+
 Result<overlay::Certificate> Bootstrap::certificate() const {
     if (certificate_)
         return *certificate_;
@@ -119,7 +140,121 @@ std::optional<std::pair<std::string, std::uint16_t>> Bootstrap::bind_address() c
     return std::pair{numeric ? address : std::string("*"), config_->port};
 }
 
+namespace {
+
+Status write_line(int fd, const std::string& line) {
+    std::string_view text = line;
+    while (!text.empty()) {
+        const ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return Error(std::string(kDomain),
+                         std::string("the launcher's stream took no entry: ") + std::strerror(errno));
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return {};
+}
+
+// One line, a byte at a time: what follows on the stream is not ours to take.
+Result<std::string> read_line(int fd) {
+    std::string line;
+    for (;;) {
+        char c = 0;
+        const ssize_t n = ::read(fd, &c, 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return Error(std::string(kDomain),
+                         "the launcher closed its stream before giving this broker's neighbours");
+        if (c == '\n')
+            return line;
+        line += c;
+    }
+}
+
+}  // namespace
+
+// Rank 0 of launched brokers: every entry in, then each broker's neighbours out.
+Result<Bootstrap::Neighbours> Bootstrap::exchange_launched(const BrokerAddress& own) {
+    auto lines = launched_->read_lines(launch_timeout_);
+    if (!lines)
+        return lines.error();
+    std::vector<BrokerAddress> addresses{own};
+    std::vector<std::string> seen{""};  // where each host reached this one
+    for (std::size_t i = 0; i < lines->size(); ++i) {
+        const std::string& line = (*lines)[i];
+        const auto space = line.find(' ');
+        auto address = parse_address("host " + launched_->host(i), line.substr(0, space));
+        if (!address)
+            return address.error();
+        addresses.push_back(std::move(*address));
+        seen.push_back(space == std::string::npos ? "" : line.substr(space + 1));
+    }
+    // Bound on every interface (no route to the hosts' names here): each
+    // child connects where its agent reached this host.
+    const bool anywhere = own.endpoint.starts_with("tcp://*:");
+    for (overlay::Rank rank = 1; rank < tree_.size; ++rank) {
+        BrokerAddress parent = addresses[*tree_.parent(rank)];
+        if (*tree_.parent(rank) == 0 && anywhere) {
+            if (seen[rank].empty())
+                return Error(std::string(kDomain),
+                             "cannot tell where host " + launched_->host(rank - 1) +
+                                 " reaches this one (its launch agent is not ssh): give "
+                                 "--overlay-address");
+            const std::string host =
+                seen[rank].find(':') != std::string::npos ? "[" + seen[rank] + "]" : seen[rank];
+            parent.endpoint = "tcp://" + host + own.endpoint.substr(std::string("tcp://*").size());
+        }
+        if (const overlay::Rank above = *tree_.parent(rank); parent.endpoint.empty())
+            return Error(std::string(kDomain),
+                         (above == 0 ? std::string("rank 0") : "host " + launched_->host(above - 1)) +
+                             " published no endpoint for its children");
+        std::string text = encode_address(parent) + "\n";
+        for (const overlay::Rank child : tree_.children(rank))
+            text += encode_address(addresses[child]) + "\n";
+        if (auto written = launched_->write(rank - 1, text); !written)
+            return written.error();
+    }
+    launched_->pass_errors_on();
+    Neighbours neighbours;
+    for (const overlay::Rank child : tree_.children(0))
+        neighbours.children.push_back(addresses[child]);
+    return neighbours;
+}
+
+// A broker a launcher started: its entry out, its neighbours in.
+Result<Bootstrap::Neighbours> Bootstrap::exchange_stream(const BrokerAddress& own) {
+    const std::string seen = launcher_address_.empty() ? "" : " " + launcher_address_;
+    if (auto written = write_line(stream_out_, encode_address(own) + seen + "\n"); !written)
+        return written.error();
+    const auto next = [&](const std::string& whose) -> Result<BrokerAddress> {
+        auto line = read_line(stream_in_);
+        if (!line)
+            return line.error();
+        return parse_address(whose, *line);
+    };
+    Neighbours neighbours;
+    if (const auto parent = tree_.parent(rank_)) {
+        auto address = next("rank " + std::to_string(*parent));
+        if (!address)
+            return address.error();
+        neighbours.parent = std::move(*address);
+    }
+    for (const overlay::Rank child : tree_.children(rank_)) {
+        auto address = next("rank " + std::to_string(child));
+        if (!address)
+            return address.error();
+        neighbours.children.push_back(std::move(*address));
+    }
+    return neighbours;
+}
+
 Result<Bootstrap::Neighbours> Bootstrap::exchange(const BrokerAddress& own) {
+    if (launched_)
+        return exchange_launched(own);
+    if (stream_in_ >= 0)
+        return exchange_stream(own);
     if (config_) {
         Neighbours neighbours;
         if (const auto parent = tree_.parent(rank_))

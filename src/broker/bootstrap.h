@@ -13,8 +13,17 @@
 // After one barrier each broker reads its parent's entry (where to connect,
 // and the key that socket must present) and its children's (the only keys
 // let in). PMI is then done with.
+//
+// `gantry start -H HOSTS` is its own launcher: rank 0 starts a broker on
+// each other host through a launch agent (overlay/launch_agent.h), whose
+// stdin and stdout carry the same entries as lines: each broker writes its
+// own, and rank 0, once it has them all, writes each its parent's, then its
+// children's. No key leaves its broker but the public one, and only over
+// the agent's channel (ssh's: authenticated and encrypted).
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +32,7 @@
 
 #include "overlay/certificate.h"
 #include "overlay/config.h"
+#include "overlay/launch_agent.h"
 #include "overlay/message.h"
 #include "overlay/tree.h"
 #include "pmi/client.h"
@@ -51,6 +61,18 @@ public:
     // From a configuration: this host's rank is its place among the hosts,
     // and every broker presents the instance's certificate.
     static Result<Bootstrap> from_config(const overlay::Config& config, std::string_view hostname);
+    // Started by a launcher that hands the entries over a stream (`gantry
+    // start --join`): the exchange writes this broker's entry as a line on
+    // `out`, then reads its parent's and its children's lines from `in`,
+    // which then stays open as the lifeline. `launcher_address`, when
+    // known, is the address this host reached the launcher at (ssh's
+    // SSH_CONNECTION says it); it follows the entry after a space.
+    static Bootstrap from_stream(int in, int out, overlay::Rank rank, overlay::Rank size,
+                                 unsigned fanout, std::string launcher_address);
+    // Rank 0 of the brokers it started on `hosts`, ranks 1 to N in their
+    // order; each has `timeout` to answer.
+    static Bootstrap from_launched(std::shared_ptr<overlay::LaunchedHosts> hosts, unsigned fanout,
+                                   std::chrono::milliseconds timeout);
 
     overlay::Rank rank() const { return rank_; }
     const overlay::Tree& tree() const { return tree_; }
@@ -63,6 +85,9 @@ public:
     // Under PMI: whether the launcher placed every broker on this host (its
     // PMI_process_mapping names one node), so that loopback joins them.
     bool all_on_one_host() const { return all_on_one_host_; }
+    // From a stream: the descriptor whose end says that the launcher is
+    // gone; else -1.
+    int lifeline() const { return stream_in_; }
 
     struct Neighbours {
         std::optional<BrokerAddress> parent;  // none at rank 0
@@ -75,6 +100,8 @@ public:
 
 private:
     Bootstrap(overlay::Rank rank, overlay::Tree tree) : rank_(rank), tree_(tree) {}
+    Result<Neighbours> exchange_launched(const BrokerAddress& own);
+    Result<Neighbours> exchange_stream(const BrokerAddress& own);
 
     overlay::Rank rank_ = 0;
     overlay::Tree tree_;
@@ -82,6 +109,11 @@ private:
     std::optional<overlay::Config> config_;
     std::optional<overlay::Certificate> certificate_;  // the instance's, when configured
     bool all_on_one_host_ = false;
+    int stream_in_ = -1;
+    int stream_out_ = -1;
+    std::string launcher_address_;
+    std::shared_ptr<overlay::LaunchedHosts> launched_;
+    std::chrono::milliseconds launch_timeout_{0};
 };
 
 }  // namespace gantry::broker

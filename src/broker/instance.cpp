@@ -354,7 +354,9 @@ void Instance::all_joined() {
         return inventory.insert(rank, node);
     };
     const Target* zero = given.find(0);
-    Status status = add(0, zero ? zero->hostname : local_hostname(), *own);
+    Status status = options_.rank_zero_runs_jobs
+                        ? add(0, zero ? zero->hostname : local_hostname(), *own)
+                        : Status{};
     // Nodes alike (most clusters' are) share one load, hence one group of
     // RankTopologies: each job shell then reads one XML document, not one
     // per node.

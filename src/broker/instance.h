@@ -55,6 +55,9 @@ struct InstanceOptions {
     // given with --resources, every rank's), and the instance is ready,
     // and runs its initial program, once every rank has joined.
     std::optional<Bootstrap> bootstrap = std::nullopt;
+    // With a bootstrap: whether rank 0's node runs jobs. `gantry start -H`
+    // on a host it does not name starts an instance of those hosts only.
+    bool rank_zero_runs_jobs = true;
     MembershipOptions membership = {};
     // How long the other ranks have to join.
     std::chrono::milliseconds join_timeout{30000};

@@ -1,5 +1,7 @@
 #include "broker/job_manager.h"
 
+#include <algorithm>
+
 #include "broker/job_params.h"
 #include "mapper/jobspec_map.h"
 #include "util/duration.h"
@@ -35,12 +37,6 @@ Status check_for_instance(const Jobspec& spec, const std::string& method) {
     using Reason = InstanceRefusal::Reason;
     const std::string app = "apps[" + std::to_string(refusal->app) + "]";
     switch (refusal->reason) {
-        case Reason::kNamesHosts:
-            return Error(method, (refusal->app == 0 ? std::string("job.hosts and job.hostfile")
-                                                    : app + ".hosts and " + app + ".hostfile") +
-                                     " name nodes; inside an instance the scheduler chooses "
-                                     "them (ask with resources.nodes, resources.ntasks, "
-                                     "resources.cores_per_task, resources.gpus_per_task)");
         case Reason::kSimulatedTopology:
             return Error(method, "job.topology simulates nodes, where nothing can run");
         case Reason::kAppWithoutNtasks:
@@ -56,13 +52,42 @@ Status check_for_instance(const Jobspec& spec, const std::string& method) {
 // mpirun's --map-by ppr:N:node without -n does), and -c cores bound to each
 // task.
 Jobspec placed_jobspec(Jobspec spec, const ResourceSet& R) {
+    const bool names_hosts = !spec.job.hosts.empty() || !spec.job.hostfile.empty();
     if (spec.apps.size() == 1 && spec.apps[0].ntasks == 0 &&
-        !spec.apps[0].map_by.starts_with("ppr:"))
+        !spec.apps[0].map_by.starts_with("ppr:") && !names_hosts)
         spec.apps[0].ntasks = static_cast<std::uint32_t>(
             std::max<std::int64_t>(1, R.nslots().value_or(static_cast<std::int64_t>(R.nnodes()))));
     if (spec.resources.cores_per_task > 1 && spec.apps[0].map_by.empty())
         spec.apps[0].map_by = "slot:PE=" + std::to_string(spec.resources.cores_per_task);
     return spec;
+}
+
+// The instance's nodes a job names with -H or --hostfile (its own or an
+// app's), whole: the R it runs on. Nothing when it names none.
+Result<std::optional<ResourceSet>> named_nodes(const Jobspec& spec, const MapInputs& inputs,
+                                               const ResourceSet& inventory) {
+    auto hosts = jobspec_hosts(spec, inputs);
+    if (!hosts)
+        return hosts.error();
+    if (hosts->empty())
+        return std::optional<ResourceSet>{};
+    ResourceSet named;
+    for (const std::string& host : *hosts) {
+        const auto& targets = inventory.targets();
+        const auto found = std::find_if(targets.begin(), targets.end(), [&](const auto& entry) {
+            return entry.second.hostname == host;
+        });
+        if (found == targets.end()) {
+            std::string names;
+            for (const auto& [rank, target] : targets)
+                names += (names.empty() ? "" : ",") + target.hostname;
+            return Error("job.submit",
+                         "host " + host + " is not one of the instance's nodes (" + names + ")");
+        }
+        if (auto added = named.insert(found->first, found->second); !added)
+            return added.error();
+    }
+    return std::optional<ResourceSet>(std::move(named));
 }
 
 Result<JobId> JobManager::Impl::submit(const Json& document, const Peer& peer, bool interactive) {
@@ -72,6 +97,13 @@ Result<JobId> JobManager::Impl::submit(const Json& document, const Peer& peer, b
     if (auto status = check_for_instance(*spec, "job.submit"); !status)
         return status.error();
     const Request request = request_of(*spec);
+    // A job naming hosts runs on those nodes, at once, as one given an R.
+    if (!spec->resources.R) {
+        auto named = named_nodes(*spec, map_inputs(*spec), inventory);
+        if (!named)
+            return named.error();
+        spec->resources.R = std::move(*named);
+    }
     if (spec->resources.R) {
         if (!spec->resources.R->diff(inventory).empty())
             return Error("job.submit", "--resources: not in the instance: " +

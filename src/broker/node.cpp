@@ -3,10 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include <asio/posix/stream_descriptor.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 
@@ -65,11 +67,35 @@ public:
             if (!failure)
                 end();
         });
+        watch_lifeline();
         loop_.run();
         return exit_code_;
     }
 
 private:
+    // A broker started through a launch agent ends when the agent's input
+    // does: its launcher is gone, or has closed it at the instance's end.
+    void watch_lifeline() {
+        if (bootstrap_.lifeline() < 0)
+            return;
+        lifeline_.emplace(loop_, ::dup(bootstrap_.lifeline()));
+        read_lifeline();
+    }
+    void read_lifeline() {
+        lifeline_->async_read_some(
+            asio::buffer(lifeline_buffer_), [this](const asio::error_code& failure, std::size_t) {
+                if (!failure) {
+                    read_lifeline();
+                    return;
+                }
+                if (failure == asio::error::operation_aborted || ending_)
+                    return;
+                std::cerr << "gantry: broker " << bootstrap_.rank()
+                          << ": its launcher is gone; its tasks are killed\n";
+                exit_code_ = 1;
+                end();
+            });
+    }
     // Tells rank 0 about this node, once the way up is open.
     // A broker between this one and rank 0 may not be up yet itself ("no
     // route to rank 0"): then it asks again a little later.
@@ -135,6 +161,7 @@ private:
             shutdown_reply_->result(Json::object());
         // The reply is sent before the overlay goes.
         asio::post(loop_, [this] {
+            lifeline_.reset();
             exec_.reset();
             membership_.reset();
             loop_.stop();
@@ -151,6 +178,8 @@ private:
     std::unique_ptr<Membership> membership_;
     std::unique_ptr<NodeExec> exec_;  // after membership_, whose peers it calls
     std::optional<Responder> shutdown_reply_;
+    std::optional<asio::posix::stream_descriptor> lifeline_;
+    std::array<char, 64> lifeline_buffer_{};
     bool joined_ = false;
     bool ending_ = false;
     int exit_code_ = 0;

@@ -57,13 +57,14 @@ Result<std::uint64_t> job_of(const overlay::Message& request) {
 class InstanceExecution : public Execution, public std::enable_shared_from_this<InstanceExecution> {
 public:
     InstanceExecution(asio::io_context& loop, Peers& peers, FenceTree& fences, JobId job,
-                      IdSet ranks, ExecEvents events)
+                      IdSet ranks, bool kill_on_bad_exit, ExecEvents events)
         : loop_(loop),
           peers_(peers),
           fences_(fences),
           job_(job),
           ranks_(std::move(ranks)),
-          events_(std::move(events)) {}
+          events_(std::move(events)),
+          kill_on_bad_exit_(kill_on_bad_exit) {}
 
     ~InstanceExecution() override {
         fences_.forget(job_);
@@ -247,9 +248,10 @@ private:
             status_ = status;
         events_.released(rank);
         // As one node's shell ends the job when a task leaves its PMI peers
-        // waiting (or aborts), a node that fails while the others are in a
-        // PMI job ends theirs.
-        if (shell::exit_code_of(status) != 0 && fenced_once_ && !terminated_) {
+        // waiting (or aborts), or fails under --kill-on-bad-exit, a node
+        // that fails so ends the others' part.
+        if (shell::exit_code_of(status) != 0 && (fenced_once_ || kill_on_bad_exit_) &&
+            !terminated_) {
             terminated_ = true;
             terminate();
         }
@@ -281,6 +283,7 @@ private:
     std::vector<Part> parts_;
     bool started_ = false;
     std::optional<int> status_;
+    bool kill_on_bad_exit_ = false;
     bool fenced_once_ = false;  // the tasks speak PMI
     bool terminated_ = false;
 };
@@ -321,8 +324,12 @@ public:
             !served)
             return Error("job " + std::to_string(request.job), served.error().message());
         const Json topologies = topologies_.only(request.R.ranks()).to_json();
-        auto execution = std::make_shared<InstanceExecution>(loop_, peers_, fences_, request.job,
-                                                             request.R.ranks(), std::move(events));
+        const bool kill_on_bad_exit = request.jobspec.value("attributes", Json::object())
+                                          .value("kill_on_bad_exit", false);
+        auto execution =
+            std::make_shared<InstanceExecution>(loop_, peers_, fences_, request.job,
+                                                request.R.ranks(), kill_on_bad_exit,
+                                                std::move(events));
         std::erase_if(executions_, [](const auto& entry) { return entry.second.expired(); });
         executions_[request.job] = execution;
         for (const auto& [rank, target] : request.R.targets()) {

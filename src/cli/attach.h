@@ -22,6 +22,9 @@ struct AttachOptions {
     // SIGTERM or SIGHUP while it is pending cancel it. Otherwise (gantry
     // attach) they detach and leave it queued.
     bool owns_job = false;
+    // A second Ctrl-C within 2 s detaches; not where the instance ends with
+    // this front end (gantry run -H), which would take the job with it.
+    bool can_detach = true;
 };
 
 // Follows job `id` with `job.attach` on `stream`, which that request holds

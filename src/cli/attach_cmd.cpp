@@ -177,6 +177,7 @@ public:
           id_(id),
           label_(options.label_io),
           owns_job_(options.owns_job),
+          can_detach_(options.can_detach),
           stdin_(options.forward_stdin ? Stdin::kWaiting : Stdin::kClosed) {}
 
     int run(SignalPipe& signals);
@@ -208,6 +209,7 @@ private:
     bool label_;
     bool stamped_ = false;  // the job's lines start with their time (--timestamp-output)
     bool owns_job_;
+    bool can_detach_;
     Stdin stdin_;
     bool state_known_ = false;                      // the job's eventlog so far has come
     bool allocated_ = false;                        // the job has left the queue (its alloc event)
@@ -387,7 +389,9 @@ void Attachment::on_event(const Json& event) {
 std::optional<int> Attachment::on_signal(int signal) {
     if (!allocated_ && ends_waiting(signal))
         return leave_pending(signal);
-    if (signal == SIGINT) {
+    if (signal == SIGINT && !can_detach_) {
+        std::cerr << "gantry: " << job() << ": SIGINT sent\n";
+    } else if (signal == SIGINT) {
         const auto now = std::chrono::steady_clock::now();
         if (last_interrupt_ && now - *last_interrupt_ < kDetachWindow) {
             std::cerr << "gantry: " << job() << ": detached; it goes on (gantry attach " << id_

@@ -46,13 +46,6 @@ Status check_for_instance(const Jobspec& spec, std::string_view domain) {
     using Reason = InstanceRefusal::Reason;
     const std::string app = "app " + std::to_string(refusal->app);
     switch (refusal->reason) {
-        case Reason::kNamesHosts:
-            return Error(std::string(domain),
-                         refusal->app == 0 ? "-H and --hostfile name hosts; inside an instance the "
-                                             "scheduler chooses them (give -N, -n, -c, -g)"
-                                           : app +
-                                                 ": -H and --hostfile name hosts; inside an "
-                                                 "instance the scheduler chooses them");
         case Reason::kSimulatedTopology:
             return Error(std::string(domain), "--topology simulates nodes, where nothing can run");
         case Reason::kAppWithoutNtasks:

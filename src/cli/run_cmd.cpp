@@ -7,7 +7,11 @@
 // docs/mapping.md; launching: docs/commands/run.md; keys: docs/jobspec.md.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -227,7 +231,8 @@ void fit_to_instance(Jobspec& spec, std::uint64_t cores, std::uint64_t nodes) {
     if (resources.nodes > 0 && nodes > 0)
         cores = cores / nodes * resources.nodes;
     const std::uint64_t slots = std::max<std::uint64_t>(1, cores / resources.cores_per_task);
-    if (resources.ntasks > 0 || resources.R)
+    if (resources.ntasks > 0 || resources.R || !spec.job.hosts.empty() ||
+        !spec.job.hostfile.empty())
         return;
     std::uint64_t ntasks = 0;
     for (const Jobspec::App& app : spec.apps)
@@ -240,10 +245,14 @@ void fit_to_instance(Jobspec& spec, std::uint64_t cores, std::uint64_t nodes) {
         resources.ntasks = static_cast<std::uint32_t>(slots);
 }
 
+// Set by run_across_hosts for the run inside the instance it makes, which
+// takes it out of its environment before anything else.
+constexpr const char* kAcrossHostsVariable = "GANTRY_RUN_ACROSS_HOSTS";
+
 // Inside an instance (GANTRY_URI set) a run is a submit followed by an
 // attach: the instance's scheduler places the job, and this front end
 // follows it to its end, as `flux run` does.
-int run_in_instance(RunCommand run, const std::string& uri) {
+int run_in_instance(RunCommand run, const std::string& uri, bool across_hosts) {
     int exit_code = kExitOk;
     auto client = connect_instance(uri, exit_code);
     if (!client)
@@ -262,12 +271,58 @@ int run_in_instance(RunCommand run, const std::string& uri) {
     if (!reply)
         return runtime_failure(reply.error());
     return attach_job(*client, uri, reply->value("id", std::uint64_t{0}),
-                      AttachOptions{.owns_job = true});
+                      AttachOptions{.owns_job = true, .can_detach = !across_hosts});
+}
+
+// The hosts the job names, when one of them is not this machine: then the
+// job runs in an instance of those hosts (run_across_hosts).
+Result<std::vector<std::string>> hosts_elsewhere(const RunCommand& run) {
+    const MapInputs inputs = shell::read_map_inputs(run.jobspec);
+    auto hosts = jobspec_hosts(run.jobspec, inputs);
+    if (!hosts)
+        return hosts.error();
+    const bool elsewhere = std::any_of(hosts->begin(), hosts->end(), [&](const std::string& host) {
+        return host != inputs.hostname;
+    });
+    return elsewhere ? std::move(*hosts) : std::vector<std::string>{};
+}
+
+// `gantry run -H a,b ...` outside an instance, as mpirun does it: `gantry
+// start -H a,b` starts a broker on each host through the launch agent, and
+// this same command line runs inside that instance, where it is a submit
+// and an attach. The instance (hence its brokers, shells and tasks on
+// every host) ends with it, and its exit code is the job's.
+int run_across_hosts(const RunCommand& run, const std::vector<std::string>& hosts, int argc,
+                     char** argv) {
+    std::error_code failure;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", failure).string();
+    if (failure)
+        return runtime_failure(Error(std::string(kDomain),
+                                     "cannot find the gantry executable: " + failure.message()));
+    std::string names;
+    for (const std::string& host : hosts)
+        names += (names.empty() ? "" : ",") + host;
+    std::vector<std::string> args = {self, "start", "-H", names};
+    args.insert(args.end(), run.launch_options.begin(), run.launch_options.end());
+    args.insert(args.end(), {"--", self});
+    for (int i = 0; i < argc; ++i)
+        args.emplace_back(argv[i]);
+    std::vector<char*> exec_argv;
+    for (std::string& arg : args)
+        exec_argv.push_back(arg.data());
+    exec_argv.push_back(nullptr);
+    std::cout.flush();
+    ::setenv(kAcrossHostsVariable, "1", 1);
+    ::execv(self.c_str(), exec_argv.data());
+    return runtime_failure(Error(std::string(kDomain), "cannot run " + self + ": " +
+                                                           std::strerror(errno)));
 }
 
 }  // namespace
 
 int run_main(int argc, char** argv) {
+    const bool across_hosts = std::getenv(kAcrossHostsVariable) != nullptr;
+    ::unsetenv(kAcrossHostsVariable);
     auto run = parse_run_command(kDomain, argc, argv);
     if (!run)
         return fail(run.error());
@@ -277,7 +332,14 @@ int run_main(int argc, char** argv) {
     }
     print_notes(*run);
     if (const auto uri = instance_of(*run))
-        return run_in_instance(*run, *uri);
+        return run_in_instance(*run, *uri, across_hosts);
+    if (!run->dry_run) {
+        auto hosts = hosts_elsewhere(*run);
+        if (!hosts)
+            return fail(hosts.error());
+        if (!hosts->empty())
+            return run_across_hosts(*run, *hosts, argc, argv);
+    }
     return run_here(*run);
 }
 

@@ -334,6 +334,14 @@ const Parser::Option Parser::kOptions[] = {
          p.name_given_ = true;
          return ok();
      }},
+    {"--launch-agent --prefix -prefix --launch-timeout", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         if (g.value.empty())
+             return Status(p.error(g.name + " needs a value"));
+         const std::string name = g.name == "-prefix" ? "--prefix" : g.name;
+         p.command_.launch_options.insert(p.command_.launch_options.end(), {name, g.value});
+         return ok();
+     }},
     {"--uri", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          if (g.value.empty())

@@ -29,6 +29,10 @@ struct RunCommand {
     // refuses them by name.
     std::vector<std::string> scheduling_options;
     std::optional<std::string> uri;  // --uri: the instance to submit to
+    // How to reach other hosts (--launch-agent, --prefix, --launch-timeout),
+    // as given, each option then its value: what `gantry start -H` is given
+    // when the job names hosts other than this one.
+    std::vector<std::string> launch_options;
     // What the front end says once on stderr before it goes on: options
     // accepted for other launchers' sake that gantry has no use for.
     std::vector<std::string> notes;

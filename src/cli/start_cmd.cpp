@@ -1,7 +1,10 @@
 // `gantry start`: run an instance on this machine around an initial program,
 // or detached until `gantry shutdown`. Reference: docs/commands/start.md.
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,13 +25,16 @@
 #include "cli/run_options.h"
 #include "formats/hostlist.h"
 #include "formats/rset.h"
+#include "mapper/nodes.h"
 #include "overlay/address.h"
 #include "overlay/client.h"
 #include "overlay/config.h"
+#include "overlay/launch_agent.h"
 #include "overlay/tree.h"
 #include "shell/shell.h"
 #include "topo/topology.h"
 #include "util/duration.h"
+#include "util/file.h"
 
 namespace gantry::cli {
 
@@ -73,6 +79,13 @@ struct Options {
     unsigned fanout = overlay::kDefaultFanout;
     std::string lost_after = "5s";
     std::optional<std::string> overlay_address;
+    std::optional<std::string> hosts;
+    std::optional<std::string> hostfile;
+    std::optional<std::string> launch_agent;
+    std::optional<std::string> prefix;
+    std::string launch_timeout = "30s";
+    std::optional<std::string> join;
+    std::optional<std::string> node_name;
 };
 
 Error error(std::string message) {
@@ -216,8 +229,11 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
     return run_here(*run, [](shell::Job& job) { job.exit_code_of_task_zero = true; });
 }
 
-// This broker's host name: its own, or under --test-hosts the one of its rank.
+// This broker's host name: its own, --node-name's, or under --test-hosts the
+// one of its rank.
 Result<std::string> broker_hostname(const Options& options, overlay::Rank rank) {
+    if (options.node_name)
+        return *options.node_name;
     auto hosts = test_hosts(options);
     if (!hosts)
         return hosts.error();
@@ -230,9 +246,57 @@ Result<std::string> broker_hostname(const Options& options, overlay::Rank rank) 
     return *name;
 }
 
-// The bootstrap of a broker of many: --config's, or the launcher's PMI;
-// none for an instance of one broker.
+// SSH_CONNECTION's words ("CLIENT CLIENT_PORT SERVER SERVER_PORT") when ssh
+// started this process: the launcher's address and this host's, as the
+// connection between them has them.
+std::vector<std::string> ssh_connection() {
+    const char* text = std::getenv("SSH_CONNECTION");
+    if (!text)
+        return {};
+    auto words = overlay::parse_launch_agent(text);  // words on blanks
+    if (!words || words->size() != 4)
+        return {};
+    return *words;
+}
+
+// `--join RANK/SIZE`: this broker's place among those `gantry start -H`
+// launched. Its stdin and stdout are the launcher's stream; the broker's own
+// stdin becomes /dev/null and its stdout its stderr, so that nothing it or
+// its job shells write goes into the stream.
+Result<broker::Bootstrap> joined_bootstrap(const Options& options) {
+    const std::string& text = *options.join;
+    const auto slash = text.find('/');
+    overlay::Rank rank = 0, size = 0;
+    const auto number = [](std::string_view digits, overlay::Rank& into) {
+        const auto end = digits.data() + digits.size();
+        return !digits.empty() && std::from_chars(digits.data(), end, into).ptr == end;
+    };
+    if (slash == std::string::npos ||
+        !number(std::string_view(text).substr(0, slash), rank) ||
+        !number(std::string_view(text).substr(slash + 1), size) || rank == 0 || rank >= size)
+        return error("--join: expected RANK/SIZE with 0 < RANK < SIZE, got \"" + text + "\"");
+    const int in = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+    const int out = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0 || out < 0 || null < 0)
+        return error(std::string("--join: ") + std::strerror(errno));
+    ::dup2(null, STDIN_FILENO);
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    ::close(null);
+    const auto connection = ssh_connection();
+    return broker::Bootstrap::from_stream(in, out, rank, size, options.fanout,
+                                          connection.empty() ? "" : connection[0]);
+}
+
+// The bootstrap of a broker of many: --join's, --config's, or the
+// launcher's PMI; none for an instance of one broker.
 Result<std::optional<broker::Bootstrap>> configured_bootstrap(const Options& options) {
+    if (options.join) {
+        auto joined = joined_bootstrap(options);
+        if (!joined)
+            return joined.error();
+        return std::optional<broker::Bootstrap>(std::move(*joined));
+    }
     if (!options.config)
         return broker::Bootstrap::from_pmi(options.fanout);
     auto config = overlay::read_config(*options.config);
@@ -242,6 +306,136 @@ Result<std::optional<broker::Bootstrap>> configured_bootstrap(const Options& opt
     if (!bootstrap)
         return error("--config " + *options.config + ": " + bootstrap.error().message());
     return std::optional<broker::Bootstrap>(std::move(*bootstrap));
+}
+
+// The hosts -H or --hostfile name, each once in order, this machine's other
+// names (localhost, its addresses) as its host name.
+Result<std::vector<std::string>> named_hosts(const Options& options) {
+    if (options.hosts && options.hostfile)
+        return error("give -H or --hostfile, not both");
+    Result<std::vector<HostSpec>> parsed = std::vector<HostSpec>{};
+    if (options.hosts) {
+        parsed = parse_hosts(*options.hosts);
+    } else {
+        auto text = read_named_file(std::string(kDomain), "hostfile", *options.hostfile);
+        if (!text)
+            return text.error();
+        parsed = parse_hostfile(*text, *options.hostfile);
+    }
+    if (!parsed)
+        return parsed.error();
+    std::vector<std::string> names;
+    for (const HostSpec& host : with_names_as(std::move(*parsed), local_names(), local_hostname()))
+        if (std::find(names.begin(), names.end(), host.name) == names.end())
+            names.push_back(host.name);
+    return names;
+}
+
+// The launch agent's words: --launch-agent, else $GANTRY_LAUNCH_AGENT, else ssh.
+Result<std::vector<std::string>> launch_agent(const Options& options) {
+    if (options.launch_agent)
+        return overlay::parse_launch_agent(*options.launch_agent);
+    const char* given = std::getenv(std::string(overlay::kLaunchAgentVariable).c_str());
+    if (given && *given)
+        return overlay::parse_launch_agent(given);
+    return std::vector<std::string>{"ssh"};
+}
+
+// What `gantry start -H` runs on each other host: a broker that joins
+// through its agent's stream, named as the user named its host.
+std::vector<std::string> joining_broker(const Options& options, const std::string& gantry,
+                                        overlay::Rank rank, overlay::Rank size,
+                                        const std::string& host, const std::string& rank_zero) {
+    std::vector<std::string> argv = {gantry,
+                                     "start",
+                                     "--join",
+                                     std::to_string(rank) + "/" + std::to_string(size),
+                                     "--node-name",
+                                     host,
+                                     "--fanout",
+                                     std::to_string(options.fanout),
+                                     "--lost-after",
+                                     options.lost_after};
+    // Each publishes the address it reaches rank 0 from; without one (rank
+    // 0 on every interface), the one its ssh connection came to.
+    if (rank_zero != "*")
+        argv.insert(argv.end(), {"--overlay-address", "to:" + rank_zero});
+    return argv;
+}
+
+// `gantry start -H HOSTS`: rank 0 here, a broker on each other host through
+// the launch agent. Rank 0's node runs jobs only when the hosts name it.
+Result<broker::InstanceOptions> launched_instance(const Options& options,
+                                                  std::vector<std::string> names,
+                                                  std::vector<std::string> command,
+                                                  broker::MembershipOptions membership,
+                                                  std::shared_ptr<overlay::LaunchedHosts>& hosts) {
+    const std::string here = local_hostname();
+    const bool here_named = std::find(names.begin(), names.end(), here) != names.end();
+    std::erase(names, here);
+    auto resources = broker::local_inventory();
+    if (!resources)
+        return resources.error();
+    broker::InstanceOptions instance{options.state_dir, std::move(*resources), std::move(command),
+                                     {}};
+    if (names.empty())
+        return instance;  // this host alone
+    auto agent = launch_agent(options);
+    if (!agent)
+        return agent.error();
+    const auto timeout = parse_duration(kDomain, options.launch_timeout);
+    if (!timeout)
+        return error("--launch-timeout: " + timeout.error().str());
+    std::error_code failure;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", failure).string();
+    if (failure)
+        return error("cannot find the gantry executable: " + failure.message());
+    const std::string gantry = options.prefix ? *options.prefix + "/bin/gantry" : self;
+    // Where the other hosts reach rank 0: the address this host sends from
+    // to reach them, unless told; when their names mean nothing here (an
+    // ssh configuration's aliases), every interface, each host then told
+    // the address its ssh connection came to.
+    auto address =
+        overlay::local_address(options.overlay_address.value_or("to:" + names.front()));
+    if (!address && options.overlay_address)
+        return error("--overlay-address: " + address.error().message());
+    if (!address)
+        address = std::string("*");
+    const auto size = static_cast<overlay::Rank>(names.size() + 1);
+    std::vector<overlay::LaunchedHosts::Launch> launches;
+    for (overlay::Rank rank = 1; rank < size; ++rank)
+        launches.push_back({names[rank - 1],
+                            joining_broker(options, gantry, rank, size, names[rank - 1],
+                                           *address)});
+    auto launched = overlay::LaunchedHosts::start(*agent, std::move(launches));
+    if (!launched)
+        return launched.error();
+    hosts = std::move(*launched);
+    membership.bind_host = *address;
+    instance.bootstrap = broker::Bootstrap::from_launched(hosts, options.fanout, *timeout);
+    instance.rank_zero_runs_jobs = here_named;
+    instance.membership = membership;
+    return instance;
+}
+
+// Runs the instance `gantry start -H` makes, then ends its tie to the other
+// hosts: their brokers have gone with the instance by then, or go now.
+int start_on_hosts(const Options& options, std::vector<std::string> command,
+                   const broker::MembershipOptions& membership) {
+    auto names = named_hosts(options);
+    if (!names)
+        return fail(names.error());
+    std::shared_ptr<overlay::LaunchedHosts> hosts;
+    auto instance =
+        launched_instance(options, std::move(*names), std::move(command), membership, hosts);
+    if (!instance)
+        return runtime_failure(instance.error());
+    const auto exit_code = broker::run_instance(std::move(*instance));
+    if (hosts)
+        hosts->finish(std::chrono::seconds(2));
+    if (!exit_code)
+        return runtime_failure(exit_code.error());
+    return *exit_code;
 }
 
 }  // namespace
@@ -296,6 +490,29 @@ int start_main(int argc, char** argv) {
                    "this broker's children connect (default: the address of the default "
                    "route's interface, else of the first interface up other than loopback)")
         ->type_name("ADDRESS|INTERFACE");
+    app.add_option("-H,--host", options.hosts,
+                   "Start a broker on each of these hosts (host[:slots],...: PRRTE's -H) through "
+                   "the launch agent; rank 0 stays here, and runs jobs only if named")
+        ->type_name("HOSTS");
+    app.add_option("--hostfile", options.hostfile, "The same, the hosts of a PRRTE hostfile")
+        ->type_name("FILE");
+    app.add_option("--launch-agent", options.launch_agent,
+                   "How -H reaches a host: a command taking the host and a command line "
+                   "(default: $GANTRY_LAUNCH_AGENT, else ssh)")
+        ->type_name("CMD");
+    app.add_option("--prefix", options.prefix,
+                   "gantry is DIR/bin/gantry on the other hosts (default: this gantry's path)")
+        ->type_name("DIR");
+    app.add_option("--launch-timeout", options.launch_timeout,
+                   "How long each host has to start its broker (default: 30s)")
+        ->type_name("DURATION");
+    app.add_option("--join", options.join,
+                   "Be broker RANK of SIZE that `gantry start -H` started here: the bootstrap "
+                   "comes on stdin and goes out on stdout")
+        ->type_name("RANK/SIZE");
+    app.add_option("--node-name", options.node_name,
+                   "This node's name in the instance's R (default: the host name)")
+        ->type_name("NAME");
     app.add_flag("--daemon", options.daemon,
                  "Run without an initial program, detached, until `gantry shutdown`; print the "
                  "URI once the instance accepts connections");
@@ -328,15 +545,25 @@ int start_main(int argc, char** argv) {
             return *code;
         return start_test_brokers(options, command);
     }
+    broker::MembershipOptions membership;
+    membership.lost_after = *lost_after;
+    membership.heartbeat = std::max(std::chrono::milliseconds(10), *lost_after / 5);
+    if (options.hosts || options.hostfile) {
+        if (options.config || options.join)
+            return fail(error(std::string(options.config ? "--config" : "--join") +
+                              " and -H/--hostfile are two ways to find the brokers; give one"));
+        if (options.daemon)
+            return fail(error("--daemon: the brokers -H starts end with their launcher"));
+        if (const auto code = need_command())
+            return *code;
+        return start_on_hosts(options, std::move(command), membership);
+    }
 
     // Under a parallel launcher with more than one task, the tasks are the
     // brokers of one instance; with --config, the hosts it names are.
     auto bootstrap = configured_bootstrap(options);
     if (!bootstrap)
         return fail(bootstrap.error());
-    broker::MembershipOptions membership;
-    membership.lost_after = *lost_after;
-    membership.heartbeat = std::max(std::chrono::milliseconds(10), *lost_after / 5);
     std::optional<std::string> hostname;
     if (*bootstrap) {
         auto name = broker_hostname(options, (*bootstrap)->rank());
@@ -348,7 +575,10 @@ int start_main(int argc, char** argv) {
         // children on other hosts can reach.
         if (!options.test_hosts && !options.config &&
             (options.overlay_address || !(*bootstrap)->all_on_one_host())) {
-            auto address = overlay::local_address(options.overlay_address.value_or(""));
+            // Started over ssh: the address the launcher reached this host at.
+            const auto connection = options.join ? ssh_connection() : std::vector<std::string>{};
+            auto address = overlay::local_address(
+                options.overlay_address.value_or(connection.empty() ? "" : connection[2]));
             if (!address)
                 return fail(error("--overlay-address: " + address.error().message()));
             membership.bind_host = *address;

@@ -632,13 +632,9 @@ Json Jobspec::to_json() const {
 
 std::optional<InstanceRefusal> instance_refusal(const Jobspec& spec) {
     using Reason = InstanceRefusal::Reason;
-    if (!spec.job.hosts.empty() || !spec.job.hostfile.empty())
-        return InstanceRefusal{Reason::kNamesHosts, 0};
     if (!spec.job.topology.empty())
         return InstanceRefusal{Reason::kSimulatedTopology, 0};
     for (std::size_t k = 1; k < spec.apps.size(); ++k) {
-        if (!spec.apps[k].hosts.empty() || !spec.apps[k].hostfile.empty())
-            return InstanceRefusal{Reason::kNamesHosts, k};
         if (spec.apps[k].ntasks == 0 || spec.apps[0].ntasks == 0)
             return InstanceRefusal{Reason::kAppWithoutNtasks, spec.apps[k].ntasks == 0 ? k : 0};
     }

@@ -131,16 +131,15 @@ struct Jobspec {
     friend bool operator==(const Jobspec&, const Jobspec&) = default;
 };
 
-// What an instance cannot take of a jobspec, if anything: its scheduler
-// chooses the nodes, and only real nodes run tasks. The broker says it in
-// the jobspec's words, a command in those of its options.
+// What an instance cannot take of a jobspec, if anything: only real nodes
+// run tasks, and its scheduler needs every app's task count. The broker
+// says it in the jobspec's words, a command in those of its options.
 struct InstanceRefusal {
     enum class Reason {
-        kNamesHosts,         // job.hosts or job.hostfile (app 0), apps[app].hosts or .hostfile
         kSimulatedTopology,  // job.topology
         kAppWithoutNtasks,   // apps[app].ntasks is 0 in an MPMD program
     };
-    Reason reason = Reason::kNamesHosts;
+    Reason reason = Reason::kSimulatedTopology;
     std::size_t app = 0;
     friend bool operator==(const InstanceRefusal&, const InstanceRefusal&) = default;
 };

@@ -131,10 +131,19 @@ Result<std::vector<Node>> job_nodes(const Jobspec& spec, const MapInputs& inputs
                                     const std::optional<ResourceSet>& allocation, CpuUnit cpus) {
     const Jobspec::Job& job = spec.job;
     const std::string& here = inputs.hostname;
-    if (!job.hosts.empty() + !job.hostfile.empty() + spec.resources.R.has_value() > 1)
+    if (!allocation && !job.hosts.empty() + !job.hostfile.empty() + spec.resources.R.has_value() > 1)
         return run_error("give one of -H, --hostfile and --resources");
-    if (allocation)
-        return nodes_from_resources(*allocation, inputs.ranks, cpus, here);
+    if (allocation) {
+        auto allocated = nodes_from_resources(*allocation, inputs.ranks, cpus, here);
+        if (!allocated || (job.hosts.empty() && job.hostfile.empty()))
+            return allocated;
+        // Inside an instance, -H and --hostfile say which of its nodes the
+        // job uses and how many slots each gives, as outside.
+        auto hosts = host_specs(spec, inputs, job.hosts, job.hostfile);
+        if (!hosts)
+            return hosts.error();
+        return nodes_of_hosts(*hosts, *allocated, cpus);
+    }
     if (spec.resources.R)
         return nodes_from_resources(*spec.resources.R, *inputs.topology, cpus, here);
     auto hosts = host_specs(spec, inputs, job.hosts, job.hostfile);
@@ -176,9 +185,17 @@ Result<std::vector<Node>> node_pool(const Jobspec& spec, const MapInputs& inputs
                                            [&](const Node& n) { return n.name == host.name; });
             if (known)
                 continue;
-            if (allocation)
-                return run_error("app " + std::to_string(k) + "'s host " + host.name +
-                                 " is not among the job's allocated nodes");
+            if (allocation) {
+                auto allocated = nodes_from_resources(*allocation, inputs.ranks, cpus, here);
+                if (!allocated)
+                    return allocated.error();
+                auto node = nodes_of_hosts(std::span(&host, 1), *allocated, cpus);
+                if (!node)
+                    return run_error("app " + std::to_string(k) + "'s host " + host.name +
+                                     " is not among the job's allocated nodes");
+                nodes->push_back(std::move(node->front()));
+                continue;
+            }
             if (closed)
                 return run_error("app " + std::to_string(k) + "'s host " + host.name +
                                  " is not in " +
@@ -223,6 +240,34 @@ Status set_seq_lines(const Jobspec& spec, const MapInputs& inputs, JobRequest& r
     return {};
 }
 
+// The nodes of `map` in the order of `allocation`'s ranks, each task
+// following its node: a job shell's node is its rank's place in R, whatever
+// order -H named the hosts in.
+void order_by_ranks(JobMap& map, const ResourceSet& allocation) {
+    std::vector<std::string> names;
+    for (const auto& [rank, target] : allocation.targets())
+        names.push_back(target.hostname.empty() ? "rank" + std::to_string(rank) : target.hostname);
+    const auto place = [&](const Node& node) {
+        return std::find(names.begin(), names.end(), node.name) - names.begin();
+    };
+    std::vector<std::uint32_t> order(map.nodes.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return place(map.nodes[a]) < place(map.nodes[b]);
+    });
+    std::vector<std::uint32_t> moved_to(order.size());
+    std::vector<Node> nodes;
+    nodes.reserve(order.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) {
+        moved_to[order[i]] = i;
+        nodes.push_back(std::move(map.nodes[order[i]]));
+    }
+    map.nodes = std::move(nodes);
+    for (Task& task : map.tasks)
+        task.node = moved_to[task.node];
+}
+
 }  // namespace
 
 std::string jobspec_path(const Jobspec& spec, std::string_view path) {
@@ -253,6 +298,27 @@ std::vector<std::string> jobspec_files(const Jobspec& spec) {
             add(map->file);
     }
     return paths;
+}
+
+Result<std::vector<std::string>> jobspec_hosts(const Jobspec& spec, const MapInputs& inputs) {
+    std::vector<std::string> names;
+    const auto add = [&](const std::string& hosts,
+                         const std::string& hostfile) -> Status {
+        auto specs = host_specs(spec, inputs, hosts, hostfile);
+        if (!specs)
+            return specs.error();
+        for (const HostSpec& host : *specs)
+            if (!relative_host(host.name) &&
+                std::find(names.begin(), names.end(), host.name) == names.end())
+                names.push_back(host.name);
+        return {};
+    };
+    if (auto added = add(spec.job.hosts, spec.job.hostfile); !added)
+        return added.error();
+    for (std::size_t k = 1; k < spec.apps.size(); ++k)
+        if (auto added = add(spec.apps[k].hosts, spec.apps[k].hostfile); !added)
+            return added.error();
+    return names;
 }
 
 std::vector<std::vector<std::string>> app_argvs(const Jobspec& spec) {
@@ -287,7 +353,10 @@ Result<JobMap> map_jobspec(const Jobspec& spec, const MapInputs& inputs,
         return nodes.error();
     if (auto status = set_seq_lines(spec, inputs, *request); !status)
         return status.error();
-    return map_job(*request, std::move(*nodes), inputs.files);
+    auto map = map_job(*request, std::move(*nodes), inputs.files);
+    if (map && allocation && !(spec.job.hosts.empty() && spec.job.hostfile.empty()))
+        order_by_ranks(*map, *allocation);
+    return map;
 }
 
 DisplayOutput display_output(const Jobspec& spec, const JobMap& map,

@@ -58,6 +58,12 @@ std::string jobspec_path(const Jobspec& spec, std::string_view path);
 // rankfile policies.
 std::vector<std::string> jobspec_files(const Jobspec& spec);
 
+// The hosts `spec` names (-H or --hostfile of the job and of each app), each
+// once in the order first named, this machine's other names as
+// inputs.hostname; relative hosts (+n1) are not among them. Errors: as
+// map_jobspec's for bad hosts and unreadable hostfiles.
+Result<std::vector<std::string>> jobspec_hosts(const Jobspec& spec, const MapInputs& inputs);
+
 // Each app's command line, by app index, for launch_plans.
 std::vector<std::vector<std::string>> app_argvs(const Jobspec& spec);
 // Each app's command line as one string ("./a x"), for messages.
@@ -65,9 +71,9 @@ std::vector<std::string> app_commands(const Jobspec& spec);
 
 // Maps `spec`'s apps onto nodes. The job's nodes are those of `allocation`
 // when given (an instance's R: one node per rank, with its rank's topology
-// in inputs.ranks, its cores and GPUs only; job.hosts, job.hostfile and
-// resources.R are then not used, and the hosts a later app names must be
-// among its nodes), else of resources.R, else of job.hosts or job.hostfile
+// in inputs.ranks, its cores and GPUs only; resources.R is then not used,
+// job.hosts or job.hostfile choose which of its nodes the job uses and
+// their slots, and the hosts a later app names must be among its nodes), else of resources.R, else of job.hosts or job.hostfile
 // (at most one of those three), else this machine alone, all of
 // inputs.topology; a later app's own hosts or hostfile are added to them.
 // The nodes named as inputs.hostname are local. The mpirun flags of `job`

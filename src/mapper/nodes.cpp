@@ -308,23 +308,45 @@ std::vector<HostSpec> with_names_as(std::vector<HostSpec> hosts,
     return std::move(merged).take();
 }
 
+// The slots `host` gives its node: as many as it says; for host:*, one per
+// CPU (an allocated node keeps the slots of its allocated cores); else 1,
+// PRRTE's default for a named host.
+void give_slots(Node& node, const HostSpec& host, CpuUnit cpus) {
+    node.max_slots = host.max_slots;
+    node.slots_given = true;
+    if (host.all_cpus && !host.slots) {
+        if (node.allowed_pus.empty())
+            node.slots = cpu_count(node.topology, cpus);
+        return;
+    }
+    node.slots = host.slots.value_or(1);
+    node.slots_given = host.slots.has_value();
+}
+
 std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& topology,
                              CpuUnit cpus, std::string_view local_name) {
     std::vector<Node> nodes;
     nodes.reserve(hosts.size());
     for (const HostSpec& host : hosts) {
-        Node node{host.name,
-                  host.slots.value_or(1),
-                  host.max_slots,
-                  host.slots.has_value(),
-                  !local_name.empty() && host.name == local_name,
-                  topology,
-                  IdSet{},
-                  std::nullopt};
-        if (host.all_cpus && !host.slots) {
-            node.slots = cpu_count(topology, cpus);
-            node.slots_given = true;
-        }
+        Node node{host.name, 1, 0, false, !local_name.empty() && host.name == local_name,
+                  topology,  IdSet{}, std::nullopt};
+        give_slots(node, host, cpus);
+        nodes.push_back(std::move(node));
+    }
+    return nodes;
+}
+
+Result<std::vector<Node>> nodes_of_hosts(std::span<const HostSpec> hosts,
+                                         std::span<const Node> allocated, CpuUnit cpus) {
+    std::vector<Node> nodes;
+    nodes.reserve(hosts.size());
+    for (const HostSpec& host : hosts) {
+        const auto found = std::find_if(allocated.begin(), allocated.end(),
+                                        [&](const Node& node) { return node.name == host.name; });
+        if (found == allocated.end())
+            return Error("hosts", "host " + host.name + " is not among the job's nodes");
+        Node node = *found;
+        give_slots(node, host, cpus);
         nodes.push_back(std::move(node));
     }
     return nodes;

@@ -68,6 +68,13 @@ Result<std::vector<HostSpec>> parse_hostfile(std::string_view text, std::string_
 std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& topology,
                              CpuUnit cpus = CpuUnit::kCore, std::string_view local_name = "");
 
+// The hosts, in their order, each as the node of `allocated` of its name
+// (its topology, cores and GPUs), with the slots the host gives (as
+// make_nodes). Error: a host that names none of them.
+Result<std::vector<Node>> nodes_of_hosts(std::span<const HostSpec> hosts,
+                                         std::span<const Node> allocated,
+                                         CpuUnit cpus = CpuUnit::kCore);
+
 class ResourceSet;
 
 // One node per rank of an RFC 20 resource set, in rank order, named by its

@@ -3,7 +3,10 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -117,7 +120,39 @@ Result<std::string> choose_address(std::string_view hint,
                                            "of this host");
 }
 
+Result<std::string> route_source_address(std::string_view host) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo* found = nullptr;
+    const std::string name(host);
+    if (const int failed = ::getaddrinfo(name.c_str(), "9", &hints, &found); failed != 0)
+        return Error(std::string(kDomain), "host " + name + ": " + ::gai_strerror(failed));
+    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
+    // A datagram socket's connect sends nothing: it only picks the route.
+    const int fd = ::socket(found->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return Error(std::string(kDomain), std::string("socket: ") + std::strerror(errno));
+    sockaddr_storage own{};
+    socklen_t length = sizeof own;
+    const bool routed = ::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+                        ::getsockname(fd, reinterpret_cast<sockaddr*>(&own), &length) == 0;
+    const int saved = errno;
+    ::close(fd);
+    if (!routed)
+        return Error(std::string(kDomain),
+                     "no route to host " + name + ": " + std::strerror(saved));
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* address =
+        own.ss_family == AF_INET6
+            ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&own)->sin6_addr)
+            : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&own)->sin_addr);
+    ::inet_ntop(own.ss_family, address, text, sizeof text);
+    return std::string(text);
+}
+
 Result<std::string> local_address(std::string_view hint) {
+    if (hint.starts_with("to:"))
+        return route_source_address(hint.substr(3));
     auto interfaces = interface_addresses();
     if (!interfaces)
         return interfaces.error();

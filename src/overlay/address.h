@@ -42,7 +42,12 @@ Result<std::string> choose_address(std::string_view hint,
                                    const std::vector<InterfaceAddress>& interfaces,
                                    const std::optional<std::string>& default_interface);
 
-// choose_address() with this host's interfaces and routes.
+// The address this host sends from to reach `host` (a name or an address):
+// the one a broker there can reach this one at. Nothing is sent.
+Result<std::string> route_source_address(std::string_view host);
+
+// choose_address() with this host's interfaces and routes; a hint
+// "to:HOST" is route_source_address(HOST).
 Result<std::string> local_address(std::string_view hint);
 
 }  // namespace gantry::overlay

@@ -312,12 +312,14 @@ Result<Job> node_job(const Jobspec& spec, const JobMap& map, std::size_t node,
     const std::vector<NodePlan> plans = launch_plans(map, app_argvs(spec));
     const auto plan =
         std::find_if(plans.begin(), plans.end(), [&](const NodePlan& p) { return p.node == node; });
-    if (plan == plans.end())
-        return Error(std::string(kDomain),
-                     "no task of the job is mapped to node " + std::to_string(node) +
-                         (node < map.nodes.size() ? " (" + map.nodes[node].name + ")" : ""));
+    if (node >= map.nodes.size())
+        return Error(std::string(kDomain), "the job has no node " + std::to_string(node));
+    // A node the job names (-H) but maps no task to runs none.
+    const NodePlan empty{static_cast<std::uint32_t>(node), map.nodes[node].name,
+                         static_cast<std::uint32_t>(map.tasks.size()), {}};
     pmi::JobInfo pmi = pmi_job(map, settings.job_id, warning);
-    return job_from_plan(*plan, map, app_commands(spec), settings, std::move(pmi),
+    return job_from_plan(plan == plans.end() ? empty : *plan, map, app_commands(spec), settings,
+                         std::move(pmi),
                          Environment::from_map(spec.attributes.environment));
 }
 

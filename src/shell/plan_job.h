@@ -58,9 +58,9 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
 
 // Node `node`'s share of `spec`'s job (an index into map.nodes): its plan,
 // its tasks starting from attributes.environment, with the job's PMI data.
-// `warning` gets what pmi_job warns of. Errors: no task on that node
-// (`run: no task of the job is mapped to node 1 (n1)`), a bad --env rule or
-// file. A job shell under an instance runs the node of its broker's rank.
+// `warning` gets what pmi_job warns of. A node without tasks (one a job
+// names with -H but maps nothing to) gets a job of no task. Errors: a node
+// the map does not have, a bad --env rule or file. A job shell under an instance runs the node of its broker's rank.
 Result<Job> node_job(const Jobspec& spec, const JobMap& map, std::size_t node,
                      const LaunchSettings& settings, std::string& warning);
 

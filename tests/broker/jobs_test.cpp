@@ -795,11 +795,9 @@ TEST_F(Jobs, InfeasibleJobsAreRefused) {
     EXPECT_EQ(refusal("job.submit", {{"jobspec", jobspec({"true"}, 3)}}),
               "scheduler: 3 tasks of 1 core requested, the instance holds 2");
     Json with_hosts = jobspec({"true"}, 1);
-    with_hosts["job"] = {{"hosts", host_ + ":2"}};
+    with_hosts["job"] = {{"hosts", "elsewhere:2"}};
     EXPECT_EQ(refusal("job.submit", {{"jobspec", with_hosts}}),
-              "job.submit: job.hosts and job.hostfile name nodes; inside an instance the "
-              "scheduler chooses them (ask with resources.nodes, resources.ntasks, "
-              "resources.cores_per_task, resources.gpus_per_task)");
+              "job.submit: host elsewhere is not one of the instance's nodes (" + host_ + ")");
     Json simulated = jobspec({"true"}, 1);
     simulated["job"] = {{"topology", "core:4"}};
     EXPECT_EQ(refusal("job.submit", {{"jobspec", simulated}}),
@@ -810,11 +808,9 @@ TEST_F(Jobs, InfeasibleJobsAreRefused) {
               "job.submit: apps[1].ntasks is 0: every app of an MPMD program needs a task "
               "count inside an instance");
     mpmd["apps"][1]["ntasks"] = 1;
-    mpmd["apps"][1]["hosts"] = host_;
+    mpmd["apps"][1]["hosts"] = "elsewhere";
     EXPECT_EQ(refusal("job.submit", {{"jobspec", mpmd}}),
-              "job.submit: apps[1].hosts and apps[1].hostfile name nodes; inside an instance "
-              "the scheduler chooses them (ask with resources.nodes, resources.ntasks, "
-              "resources.cores_per_task, resources.gpus_per_task)");
+              "job.submit: host elsewhere is not one of the instance's nodes (" + host_ + ")");
     EXPECT_EQ(refusal("job.submit", {{"jobspec", {{"version", 1}}}}),
               "jobspec: missing key \"apps\"");
     EXPECT_EQ(refusal("job.submit", Json::object()), "job.submit: \"jobspec\" is missing");

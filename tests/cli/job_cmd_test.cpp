@@ -310,11 +310,6 @@ TEST_F(JobCmd, ExecRefusals) {
     map(id, {"true"});
     expect({"job", "exec", id}, "", no_free_resources(id), 1);
 
-    // -H names hosts, which the scheduler chooses inside an instance.
-    expect({"job", "map", id, "-H", host_, "true"}, "",
-           "gantry: job.map: -H and --hostfile name hosts; inside an instance the scheduler "
-           "chooses them (give -N, -n, -c, -g)\n",
-           1);
 }
 
 TEST_F(JobCmd, ExecWithoutResourcesIsRefused) {

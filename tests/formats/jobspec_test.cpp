@@ -557,8 +557,9 @@ TEST(InstanceRefusal, NamesTheFirstThingAnInstanceCannotTake) {
     EXPECT_EQ(instance_refusal(spec), std::nullopt);
     spec.job.topology = "core:4";
     EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kSimulatedTopology, 0}));
-    spec.job.hostfile = "hosts";
-    EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kNamesHosts, 0}));
+    spec.job.topology.clear();
+    spec.job.hostfile = "hosts";  // which of the instance's nodes
+    EXPECT_EQ(instance_refusal(spec), std::nullopt);
     spec.job = {};
     Jobspec::App b;
     b.command = {"b"};
@@ -567,8 +568,8 @@ TEST(InstanceRefusal, NamesTheFirstThingAnInstanceCannotTake) {
     EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kAppWithoutNtasks, 0}));
     spec.apps[0].ntasks = 1;
     EXPECT_EQ(instance_refusal(spec), std::nullopt);
-    spec.apps[1].hosts = "n1";
-    EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kNamesHosts, 1}));
+    spec.apps[1].ntasks = 0;
+    EXPECT_EQ(instance_refusal(spec), (InstanceRefusal{Reason::kAppWithoutNtasks, 1}));
 }
 
 }  // namespace

@@ -250,11 +250,13 @@ TEST(NodeJob, OnlyThatNodesTasks) {
 
     spec.apps = {app({"./a"}, 1)};
     const JobMap one = map_of(spec);
+    // A node of the job with no task runs none.
     const auto none = node_job(spec, one, 1, *settings, warning);
-    ASSERT_FALSE(none);
-    EXPECT_EQ(none.error().str(), "run: no task of the job is mapped to node 1 (n1)");
+    ASSERT_TRUE(none) << none.error().str();
+    EXPECT_EQ(none->hostname, "n1");
+    EXPECT_TRUE(none->tasks.empty());
     EXPECT_EQ(node_job(spec, one, 2, *settings, warning).error().str(),
-              "run: no task of the job is mapped to node 2");
+              "run: the job has no node 2");
 }
 
 TEST(EnvironmentMap, RoundTrip) {

@@ -1,0 +1,87 @@
+// Brokers started on other hosts through a launch agent: ssh by default, or
+// any command that takes a host and a command line as ssh does (rsh,
+// `ssh -p 2222`, a wrapper). Each broker stays tied to the launcher by its
+// agent's standard input and output, which carry the bootstrap (lines, see
+// broker/bootstrap.h) and then serve as its lifeline: when the launcher
+// closes its end (or dies), the agent passes the end of input on and the
+// broker ends. Whatever the agent or the broker writes on stderr is held
+// while the brokers start, so that a host that cannot be reached is told in
+// one line, then passed on as it comes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "util/error.h"
+
+namespace gantry::overlay {
+
+// The variable that names the launch agent when --launch-agent does not.
+inline constexpr std::string_view kLaunchAgentVariable = "GANTRY_LAUNCH_AGENT";
+
+// The agent's words: "ssh -o BatchMode=yes" is {"ssh", "-o", "BatchMode=yes"}
+// (split on blanks; no quoting). Error: no word.
+Result<std::vector<std::string>> parse_launch_agent(std::string_view text);
+
+// `argv` as one command line for the remote shell that ssh hands it to:
+// each word in single quotes unless it is made of safe characters only.
+std::string shell_command(const std::vector<std::string>& argv);
+
+// The processes of the agents, one per host, in the order given.
+class LaunchedHosts {
+public:
+    struct Launch {
+        std::string host;               // as the user named it
+        std::vector<std::string> argv;  // what runs there
+    };
+
+    // Starts `agent HOST COMMAND` for each launch, each in a process group of
+    // its own (a Ctrl-C at the terminal is the instance's to pass on, not the
+    // agents' to die of). Error: an agent that cannot be started.
+    static Result<std::unique_ptr<LaunchedHosts>> start(const std::vector<std::string>& agent,
+                                                        std::vector<Launch> launches);
+    LaunchedHosts(const LaunchedHosts&) = delete;
+    LaunchedHosts& operator=(const LaunchedHosts&) = delete;
+    ~LaunchedHosts();  // finish(0): whatever still runs is killed
+
+    std::size_t size() const { return hosts_.size(); }
+    const std::string& host(std::size_t index) const { return hosts_[index].host; }
+
+    // One line from each host's broker, in host order, within `timeout`.
+    // Error (one line, naming the host): an agent that ended first (with
+    // the last line it wrote on stderr, as ssh says why), or a host silent
+    // for `timeout`.
+    Result<std::vector<std::string>> read_lines(std::chrono::milliseconds timeout);
+    // Writes `text` to the broker of host `index`.
+    Status write(std::size_t index, std::string_view text);
+    // From now on each agent's stderr goes to this process's as it comes.
+    void pass_errors_on();
+    // Closes every lifeline, waits up to `grace` for the agents to end, then
+    // kills those left (SIGTERM, then SIGKILL a second later), and reaps them.
+    void finish(std::chrono::milliseconds grace);
+
+private:
+    struct Host {
+        std::string host;
+        pid_t pid = -1;
+        int input = -1;   // the agent's stdin: what the broker reads
+        int output = -1;  // the agent's stdout
+        int errors = -1;  // the agent's stderr
+        std::string read;          // output not yet taken as a line
+        std::string error_buffer;  // stderr held while the brokers start
+    };
+    LaunchedHosts() = default;
+    std::string why_ended(Host& host);
+
+    std::vector<Host> hosts_;
+    std::thread relay_;
+    int relay_stop_ = -1;  // the write end of a pipe that stops the relay
+};
+
+}  // namespace gantry::overlay
