@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "formats/taskmap.h"
+#include "overlay/address.h"
 
 namespace gantry::broker {
 
@@ -191,19 +192,23 @@ Result<Bootstrap::Neighbours> Bootstrap::exchange_launched(const BrokerAddress& 
         addresses.push_back(std::move(*address));
         seen.push_back(space == std::string::npos ? "" : line.substr(space + 1));
     }
-    // Bound on every interface (no route to the hosts' names here): each
-    // child connects where its agent reached this host.
+    // Bound on every interface: each child connects where its ssh
+    // connection reached this host, or else to this host's address on the
+    // route to it.
     const bool anywhere = own.endpoint.starts_with("tcp://*:");
     for (overlay::Rank rank = 1; rank < tree_.size; ++rank) {
         BrokerAddress parent = addresses[*tree_.parent(rank)];
         if (*tree_.parent(rank) == 0 && anywhere) {
-            if (seen[rank].empty())
-                return Error(std::string(kDomain),
-                             "cannot tell where host " + launched_->host(rank - 1) +
-                                 " reaches this one (its launch agent is not ssh): give "
-                                 "--overlay-address");
+            std::string address = seen[rank];
+            if (address.empty()) {
+                auto routed = overlay::route_source_address(launched_->host(rank - 1));
+                if (!routed)
+                    return Error(std::string(kDomain),
+                                 routed.error().message() + ": give --overlay-address");
+                address = *routed;
+            }
             const std::string host =
-                seen[rank].find(':') != std::string::npos ? "[" + seen[rank] + "]" : seen[rank];
+                address.find(':') != std::string::npos ? "[" + address + "]" : address;
             parent.endpoint = "tcp://" + host + own.endpoint.substr(std::string("tcp://*").size());
         }
         if (const overlay::Rank above = *tree_.parent(rank); parent.endpoint.empty())

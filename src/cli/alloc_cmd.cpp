@@ -113,9 +113,8 @@ void add_request_options(CLI::App& app, Request& request) {
 
 // The executable to run as the child's broker: this one.
 std::string gantry_path() {
-    std::error_code failure;
-    const auto path = std::filesystem::read_symlink("/proc/self/exe", failure);
-    return failure ? std::string("gantry") : path.string();
+    auto path = gantry_executable();
+    return path ? *path : std::string("gantry");
 }
 
 Result<Jobspec> child_jobspec(std::string_view domain, const Request& request,

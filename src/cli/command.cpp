@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <filesystem>
 #include <iostream>
 
 #include "util/file.h"
@@ -15,6 +16,14 @@ int fail(const Error& error) {
     // One write: a line cut short by a signal would lose its message.
     std::cerr << "gantry: " + error.str() + "\n";
     return kExitUsage;
+}
+
+Result<std::string> gantry_executable() {
+    std::error_code failure;
+    const auto path = std::filesystem::read_symlink("/proc/self/exe", failure);
+    if (failure)
+        return Error("gantry", "cannot find the gantry executable: " + failure.message());
+    return path.string();
 }
 
 int fail(std::string_view domain, std::string_view message) {

@@ -53,6 +53,10 @@ int fail(const Error& error);
 // Prints `gantry: <domain>: <message>` on stderr and returns kExitUsage.
 int fail(std::string_view domain, std::string_view message);
 
+// The path of the running gantry, which it runs again (a broker, a job
+// shell, the brokers of other hosts) from /proc/self/exe.
+Result<std::string> gantry_executable();
+
 // Parses argv with CLI11. Returns an exit code when the command should stop
 // now (--help printed: 0; bad options: one line on stderr, 2), else nothing.
 // Usage lines read `gantry NAME ...`, for the command and its subcommands.

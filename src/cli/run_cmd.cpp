@@ -294,11 +294,10 @@ Result<std::vector<std::string>> hosts_elsewhere(const RunCommand& run) {
 // every host) ends with it, and its exit code is the job's.
 int run_across_hosts(const RunCommand& run, const std::vector<std::string>& hosts, int argc,
                      char** argv) {
-    std::error_code failure;
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe", failure).string();
-    if (failure)
-        return runtime_failure(Error(std::string(kDomain),
-                                     "cannot find the gantry executable: " + failure.message()));
+    const auto found = gantry_executable();
+    if (!found)
+        return runtime_failure(found.error());
+    const std::string& self = *found;
     std::string names;
     for (const std::string& host : hosts)
         names += (names.empty() ? "" : ",") + host;

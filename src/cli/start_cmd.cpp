@@ -190,10 +190,9 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
     auto hosts = test_hosts(options);
     if (!hosts)
         return fail(hosts.error());
-    std::error_code failure;
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe", failure).string();
-    if (failure)
-        return fail(error("cannot find the gantry executable: " + failure.message()));
+    const auto self = gantry_executable();
+    if (!self)
+        return fail(self.error());
     std::vector<std::string> args = {"run",
                                      "-n",
                                      std::to_string(options.test_size),
@@ -201,7 +200,7 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
                                      "none",
                                      "--oversubscribe",
                                      "--",
-                                     self,
+                                     *self,
                                      "start",
                                      "--test-hosts",
                                      (*hosts)->encode(),
@@ -345,7 +344,8 @@ Result<std::vector<std::string>> launch_agent(const Options& options) {
 // through its agent's stream, named as the user named its host.
 std::vector<std::string> joining_broker(const Options& options, const std::string& gantry,
                                         overlay::Rank rank, overlay::Rank size,
-                                        const std::string& host, const std::string& rank_zero) {
+                                        const std::string& host,
+                                        const std::optional<std::string>& rank_zero) {
     std::vector<std::string> argv = {gantry,
                                      "start",
                                      "--join",
@@ -358,8 +358,8 @@ std::vector<std::string> joining_broker(const Options& options, const std::strin
                                      options.lost_after};
     // Each publishes the address it reaches rank 0 from; without one (rank
     // 0 on every interface), the one its ssh connection came to.
-    if (rank_zero != "*")
-        argv.insert(argv.end(), {"--overlay-address", "to:" + rank_zero});
+    if (rank_zero)
+        argv.insert(argv.end(), {"--overlay-address", "to:" + *rank_zero});
     return argv;
 }
 
@@ -373,45 +373,48 @@ Result<broker::InstanceOptions> launched_instance(const Options& options,
     const std::string here = local_hostname();
     const bool here_named = std::find(names.begin(), names.end(), here) != names.end();
     std::erase(names, here);
+    std::optional<std::string> address;  // where the other hosts reach rank 0
+    if (options.overlay_address) {
+        auto chosen = overlay::local_address(*options.overlay_address);
+        if (!chosen)
+            return error("--overlay-address: " + chosen.error().message());
+        address = *chosen;
+    }
+    if (!names.empty()) {
+        auto agent = launch_agent(options);
+        if (!agent)
+            return agent.error();
+        auto gantry = gantry_executable();
+        if (!gantry)
+            return gantry.error();
+        const auto size = static_cast<overlay::Rank>(names.size() + 1);
+        std::vector<overlay::LaunchedHosts::Launch> launches;
+        for (overlay::Rank rank = 1; rank < size; ++rank)
+            launches.push_back(
+                {names[rank - 1],
+                 joining_broker(options, options.prefix ? *options.prefix + "/bin/gantry" : *gantry,
+                                rank, size, names[rank - 1], address)});
+        // The agents first: what this host does next overlaps their
+        // connections.
+        auto launched = overlay::LaunchedHosts::start(*agent, std::move(launches));
+        if (!launched)
+            return launched.error();
+        hosts = std::move(*launched);
+    }
     auto resources = broker::local_inventory();
     if (!resources)
         return resources.error();
     broker::InstanceOptions instance{options.state_dir, std::move(*resources), std::move(command),
                                      {}};
-    if (names.empty())
+    if (!hosts)
         return instance;  // this host alone
-    auto agent = launch_agent(options);
-    if (!agent)
-        return agent.error();
     const auto timeout = parse_duration(kDomain, options.launch_timeout);
     if (!timeout)
         return error("--launch-timeout: " + timeout.error().str());
-    std::error_code failure;
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe", failure).string();
-    if (failure)
-        return error("cannot find the gantry executable: " + failure.message());
-    const std::string gantry = options.prefix ? *options.prefix + "/bin/gantry" : self;
-    // Where the other hosts reach rank 0: the address this host sends from
-    // to reach them, unless told; when their names mean nothing here (an
-    // ssh configuration's aliases), every interface, each host then told
-    // the address its ssh connection came to.
-    auto address =
-        overlay::local_address(options.overlay_address.value_or("to:" + names.front()));
-    if (!address && options.overlay_address)
-        return error("--overlay-address: " + address.error().message());
-    if (!address)
-        address = std::string("*");
-    const auto size = static_cast<overlay::Rank>(names.size() + 1);
-    std::vector<overlay::LaunchedHosts::Launch> launches;
-    for (overlay::Rank rank = 1; rank < size; ++rank)
-        launches.push_back({names[rank - 1],
-                            joining_broker(options, gantry, rank, size, names[rank - 1],
-                                           *address)});
-    auto launched = overlay::LaunchedHosts::start(*agent, std::move(launches));
-    if (!launched)
-        return launched.error();
-    hosts = std::move(*launched);
-    membership.bind_host = *address;
+    // Unless told, on every interface: each host is told the address its
+    // ssh connection came to (bootstrap.h), which needs no name resolved
+    // here.
+    membership.bind_host = address.value_or("*");
     instance.bootstrap = broker::Bootstrap::from_launched(hosts, options.fanout, *timeout);
     instance.rank_zero_runs_jobs = here_named;
     instance.membership = membership;

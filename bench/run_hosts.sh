@@ -1,0 +1,100 @@
+#!/bin/bash
+# gantry run across hosts over ssh, side by side with what it is measured
+# against, on 4 hosts that sshd serves (tests/cli/scripts/ssh_hosts.sh:
+# network namespaces on a bridge, reached from this machine):
+#   - the floor: four `ssh HOST true` at once;
+#   - `gantry run -H (the 4) -n N true`;
+#   - MPICH's `mpiexec.hydra -launcher ssh -hosts (the 4) -n N true`;
+#   - Open MPI's `mpirun --host (the 4) -n N true`, where it is installed;
+# for N = 4, 64, 256 (N/4 tasks a host). Everything alternates run by run,
+# so that each sees the same machine. Prints the best and median wall time
+# of each. Where the hosts cannot be made here, says why and exits 0.
+# Usage: bench/run_hosts.sh path/to/gantry [RUNS]
+set -eu
+usage="usage: bench/run_hosts.sh path/to/gantry [RUNS]"
+: "${1:?$usage}"
+runs=${2:-10}
+here=$(cd "$(dirname "$0")" && pwd)
+
+# On the hosts, this script runs again as the hosts script's COMMAND.
+if [ -z "${GANTRY_TEST_SSH:-}" ]; then
+    status=0
+    "$here/../tests/cli/scripts/ssh_hosts.sh" 4 "$here/run_hosts.sh" "$@" || status=$?
+    [ "$status" = 77 ] && exit 0
+    exit "$status"
+fi
+
+# shellcheck source=bench/lib/timing.sh
+. "$here/lib/timing.sh"
+LABEL_WIDTH=40
+gantry=$1
+hosts=${GANTRY_TEST_HOSTS//,/ }
+subnet="${GANTRY_TEST_LOCAL_ADDRESS%.*}.0/24"
+
+# Four ssh at once, one a host; fails if one does.
+four_ssh() {
+    local host pids=() status=0
+    for host in $hosts; do
+        "$GANTRY_TEST_SSH" "$host" true &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" || status=1
+    done
+    return $status
+}
+
+gantry_run() {
+    "$gantry" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n "$1" \
+        --oversubscribe true
+}
+
+# -localhost: the hosts reach this machine at its address on their bridge.
+hydra() {
+    mpiexec.hydra -launcher ssh -launcher-exec "$GANTRY_TEST_SSH" \
+        -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n "$1" true
+}
+
+# Its daemons call back on the bridge's subnet. Bounded: Debian's Open MPI
+# 4.1 can hang at N = 256 here, and is then timed no more.
+ompi() {
+    timeout 30 mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$GANTRY_TEST_SSH" \
+        --mca oob_tcp_if_include "$subnet" --host "$GANTRY_TEST_HOSTS" --oversubscribe \
+        -n "$1" true
+}
+have_ompi=$(command -v mpirun.openmpi > /dev/null && echo yes || echo no)
+
+declare -A times hung
+sizes="4 64 256"
+for ((i = 0; i < runs; i++)); do
+    times[floor]="${times[floor]:-} $(wall_ms four_ssh)"
+    for n in $sizes; do
+        times[gantry$n]="${times[gantry$n]:-} $(wall_ms gantry_run "$n")"
+        times[hydra$n]="${times[hydra$n]:-} $(wall_ms hydra "$n")"
+        if [ "$have_ompi" = yes ] && [ -z "${hung[$n]:-}" ]; then
+            start=$(date +%s%N)
+            if ompi "$n" > /dev/null 2>&1; then
+                times[ompi$n]="${times[ompi$n]:-} $((($(date +%s%N) - start) / 1000))"
+            else
+                hung[$n]=yes
+            fi
+        fi
+    done
+done
+echo "== 4 hosts over ssh ($runs runs each)"
+# shellcheck disable=SC2086 # one word per run
+summary "4 x ssh HOST true, at once" ${times[floor]}
+for n in $sizes; do
+    # shellcheck disable=SC2086
+    summary "gantry run -H -n $n" ${times[gantry$n]}
+    # shellcheck disable=SC2086
+    summary "mpiexec.hydra -launcher ssh -n $n" ${times[hydra$n]}
+    if [ -n "${hung[$n]:-}" ]; then
+        printf '%-*s did not end within 30 s (killed)\n' "$LABEL_WIDTH" \
+            "mpirun (Open MPI) --host -n $n"
+    elif [ "$have_ompi" = yes ]; then
+        # shellcheck disable=SC2086
+        summary "mpirun (Open MPI) --host -n $n" ${times[ompi$n]}
+    fi
+done
+[ "$have_ompi" = yes ] || echo "(Open MPI's mpirun.openmpi is not installed: not timed)"
