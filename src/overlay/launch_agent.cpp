@@ -155,6 +155,7 @@ Result<std::unique_ptr<LaunchedHosts>> LaunchedHosts::start(const std::vector<st
         host.output = out[0];
         host.errors = err[0];
         host.pid = pid;
+        host.group = pid;
         if (pid < 0) {
             const int saved = errno;
             close_fd(host.input);
@@ -332,16 +333,19 @@ void LaunchedHosts::finish(std::chrono::milliseconds grace) {
             ::usleep(10000);
     };
     wait_until(std::chrono::steady_clock::now() + grace);
-    for (const int signal : {SIGTERM, SIGKILL}) {
-        bool any = false;
-        for (const Host& host : hosts_)
-            if (host.pid > 0) {
-                ::kill(-host.pid, signal);
-                any = true;
-            }
-        if (!any)
-            break;
+    bool any = false;
+    for (const Host& host : hosts_)
+        if (host.pid > 0) {
+            ::kill(-host.group, SIGTERM);
+            any = true;
+        }
+    if (any) {
         wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(1));
+        // An agent that went on TERM may leave what it started: its group
+        // goes whole.
+        for (const Host& host : hosts_)
+            if (host.group > 0)
+                ::kill(-host.group, SIGKILL);
     }
     reap(true);
     if (relay_.joinable()) {

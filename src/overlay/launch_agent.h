@@ -63,13 +63,16 @@ public:
     // From now on each agent's stderr goes to this process's as it comes.
     void pass_errors_on();
     // Closes every lifeline, waits up to `grace` for the agents to end, then
-    // kills those left (SIGTERM, then SIGKILL a second later), and reaps them.
+    // ends those left (SIGTERM to each one's process group, then SIGKILL a
+    // second later to every group, whatever an agent left behind), and
+    // reaps them.
     void finish(std::chrono::milliseconds grace);
 
 private:
     struct Host {
         std::string host;
-        pid_t pid = -1;
+        pid_t pid = -1;   // the agent, until reaped
+        pid_t group = -1;  // its process group: the agent and what it started
         int input = -1;   // the agent's stdin: what the broker reads
         int output = -1;  // the agent's stdout
         int errors = -1;  // the agent's stderr

@@ -66,5 +66,14 @@ TEST(Address, ThisHostHasLoopback) {
     EXPECT_EQ(local_address("127.0.0.1").value(), "127.0.0.1");
 }
 
+// The address this host sends from to reach another: loopback's own for
+// loopback; nothing is sent to find it.
+TEST(Address, TheRoutesSourceAddress) {
+    EXPECT_EQ(route_source_address("127.0.0.1").value(), "127.0.0.1");
+    EXPECT_EQ(route_source_address("127.0.0.2").value(), "127.0.0.1");
+    EXPECT_EQ(route_source_address("::1").value(), "::1");
+    EXPECT_EQ(local_address("to:127.0.0.3").value(), "127.0.0.1");
+}
+
 }  // namespace
 }  // namespace gantry::overlay
