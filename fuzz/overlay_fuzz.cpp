@@ -9,15 +9,19 @@
 // only when it read one; and lines cut by LineBuffer, joined again with
 // their '\n', give back the input. A certificate that parses has two keys,
 // the public one its secret one's, and encoded again parses back to itself;
-// an error about one is a single line that never shows a secret key.
+// an error about one is a single line that never shows a secret key. A
+// bootstrap entry that parses encodes back to itself; the launch agent's
+// words hold no blank.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "overlay/broker_address.h"
 #include "overlay/certificate.h"
 #include "overlay/config.h"
+#include "overlay/launch_agent.h"
 #include "overlay/message.h"
 
 namespace {
@@ -123,6 +127,29 @@ void check_config(std::string_view text) {
 
 }  // namespace
 
+// A broker's bootstrap entry (a KVS value, a line of the launcher's
+// stream): encoded again it parses back to itself; an error is one line.
+void check_address(std::string_view text) {
+    const auto address = parse_address("entry", text);
+    if (!address) {
+        require(address.error().str().find('\n') == std::string::npos ||
+                text.find('\n') != std::string_view::npos);
+        return;
+    }
+    const auto again = parse_address("entry", encode_address(*address));
+    require(again && *again == *address);
+}
+
+// The launch agent's words: none empty, none holding a blank.
+void check_launch_agent(std::string_view text) {
+    const auto words = parse_launch_agent(text);
+    if (!words)
+        return;
+    require(!words->empty());
+    for (const std::string& word : *words)
+        require(!word.empty() && word.find_first_of(" \t") == std::string::npos);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     check_request(text);
@@ -131,5 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_lines(text);
     check_certificate(text);
     check_config(text);
+    check_address(text);
+    check_launch_agent(text);
     return 0;
 }

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "overlay/broker_address.h"
 #include "overlay/certificate.h"
 #include "overlay/config.h"
 #include "overlay/launch_agent.h"
@@ -40,16 +41,9 @@
 
 namespace gantry::broker {
 
-// What one broker publishes, and learns of the others.
-struct BrokerAddress {
-    std::string endpoint;    // tcp://HOST:PORT, empty for a broker without children
-    std::string public_key;  // Z85
-    bool operator==(const BrokerAddress&) const = default;
-};
-
-// The entry's value, and back. Errors name the entry's key.
-std::string encode_address(const BrokerAddress& address);
-Result<BrokerAddress> parse_address(std::string_view key, std::string_view value);
+using overlay::BrokerAddress;
+using overlay::encode_address;
+using overlay::parse_address;
 
 // A broker's place in an instance its launcher made, or a configuration
 // file describes (overlay/config.h).
