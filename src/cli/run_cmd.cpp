@@ -317,6 +317,69 @@ int run_across_hosts(const RunCommand& run, const std::vector<std::string>& host
                                                            std::strerror(errno)));
 }
 
+// Inside a Slurm allocation (SLURM_JOB_NODELIST set, outside any job step,
+// srun on the PATH): the allocation's hosts with their slots; else nothing.
+Result<std::optional<std::string>> slurm_allocation() {
+    const char* nodelist = std::getenv("SLURM_JOB_NODELIST");
+    const char* cpus = std::getenv("SLURM_JOB_CPUS_PER_NODE");
+    if (!nodelist || !*nodelist || std::getenv("SLURM_STEP_ID") || !cpus)
+        return std::optional<std::string>{};
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path ? path : "";
+    bool found = false;
+    for (std::size_t at = 0; at <= dirs.size() && !found;) {
+        const std::size_t colon = std::min(dirs.find(':', at), dirs.size());
+        const std::string srun = std::string(dirs.substr(at, colon - at)) + "/srun";
+        found = colon > at && ::access(srun.c_str(), X_OK) == 0;
+        at = colon + 1;
+    }
+    if (!found)
+        return std::optional<std::string>{};
+    auto hosts = slurm_hosts(nodelist, cpus);
+    if (!hosts)
+        return hosts.error();
+    return std::optional<std::string>(std::move(*hosts));
+}
+
+// `gantry run ...` inside a Slurm allocation, as mpirun does it there: one
+// srun starts a broker on each of its nodes, which bootstrap by Slurm's
+// PMI-2 into one instance, and the run inside it maps the job on the
+// allocation's hosts and slots (-H). A single Ctrl-C reaches srun's tasks
+// (--quit-on-interrupt); srun's exit code is the highest of its tasks',
+// rank 0's being the job's.
+int run_in_allocation(const std::string& hosts, int argc, char** argv) {
+    const auto found = gantry_executable();
+    if (!found)
+        return runtime_failure(found.error());
+    const char* nnodes = std::getenv("SLURM_NNODES");
+    std::vector<std::string> args = {"srun",
+                                     "--mpi=pmi2",
+                                     "--whole",
+                                     "--quit-on-interrupt",
+                                     "--kill-on-bad-exit=0",
+                                     "-N",
+                                     nnodes ? nnodes : "1",
+                                     "--ntasks-per-node=1",
+                                     *found,
+                                     "start",
+                                     "--",
+                                     *found,
+                                     argv[0],
+                                     "-H",
+                                     hosts};
+    for (int i = 1; i < argc; ++i)
+        args.emplace_back(argv[i]);
+    std::vector<char*> exec_argv;
+    for (std::string& arg : args)
+        exec_argv.push_back(arg.data());
+    exec_argv.push_back(nullptr);
+    std::cout.flush();
+    ::setenv(kAcrossHostsVariable, "1", 1);
+    ::execvp("srun", exec_argv.data());
+    return runtime_failure(
+        Error(std::string(kDomain), std::string("cannot run srun: ") + std::strerror(errno)));
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv) {
@@ -338,6 +401,13 @@ int run_main(int argc, char** argv) {
             return fail(hosts.error());
         if (!hosts->empty())
             return run_across_hosts(*run, *hosts, argc, argv);
+        if (!shell::names_hosts(run->jobspec)) {
+            auto allocation = slurm_allocation();
+            if (!allocation)
+                return fail(allocation.error());
+            if (*allocation)
+                return run_in_allocation(**allocation, argc, argv);
+        }
     }
     return run_here(*run);
 }

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <utility>
 
+#include "formats/hostlist.h"
 #include "mapper/jobspec_map.h"
 #include "mapper/policy.h"
 #include "shell/environment.h"
@@ -694,6 +695,59 @@ std::optional<int> urgency_of(std::string_view text) {
     if (!urgency)
         return std::nullopt;
     return static_cast<int>(*urgency);
+}
+
+namespace {
+
+// One item of SLURM_JOB_CPUS_PER_NODE, "N" or "N(xM)", at `at` in `text`:
+// N, M times.
+Result<std::pair<std::uint64_t, std::uint64_t>> cpus_item(std::string_view text, std::size_t at,
+                                                          std::string_view item) {
+    const auto bad = [&](std::size_t offset, const std::string& what) {
+        return Error::at("run", "SLURM_JOB_CPUS_PER_NODE: " + what, text, at + offset);
+    };
+    std::uint64_t count = 0, repeat = 1;
+    const char* end = item.data() + item.size();
+    auto [after, failed] = std::from_chars(item.data(), end, count);
+    if (failed != std::errc() || count == 0)
+        return bad(0, "expected a count of CPUs");
+    std::string_view rest(after, static_cast<std::size_t>(end - after));
+    if (!rest.empty()) {
+        const std::size_t offset = item.size() - rest.size();
+        if (!rest.starts_with("(x") || !rest.ends_with(")"))
+            return bad(offset, "expected (xN) after the count");
+        auto [stop, wrong] = std::from_chars(rest.data() + 2, end - 1, repeat);
+        if (wrong != std::errc() || stop != end - 1 || repeat == 0)
+            return bad(offset + 2, "expected a count of nodes");
+    }
+    return std::pair{count, repeat};
+}
+
+}  // namespace
+
+Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view cpus_per_node) {
+    auto hosts = Hostlist::parse(nodelist);
+    if (!hosts)
+        return Error("run", "SLURM_JOB_NODELIST: " + hosts.error().str());
+    std::vector<std::uint64_t> counts;
+    for (std::size_t at = 0; at <= cpus_per_node.size();) {
+        const std::size_t comma = std::min(cpus_per_node.find(',', at), cpus_per_node.size());
+        auto item = cpus_item(cpus_per_node, at, cpus_per_node.substr(at, comma - at));
+        if (!item)
+            return item.error();
+        if (counts.size() + item->second > hosts->count())
+            break;  // said below, with the counts
+        counts.insert(counts.end(), item->second, item->first);
+        at = comma + 1;
+    }
+    if (counts.size() != hosts->count())
+        return Error("run", "SLURM_JOB_CPUS_PER_NODE \"" + std::string(cpus_per_node) +
+                                "\" does not give one count to each of the " +
+                                std::to_string(hosts->count()) + " nodes of SLURM_JOB_NODELIST");
+    std::string text;
+    for (std::size_t i = 0; i < counts.size(); ++i)
+        text += (i ? "," : "") + *hosts->nth(i) + ":" + std::to_string(counts[i]);
+    return text;
 }
 
 }  // namespace gantry::cli

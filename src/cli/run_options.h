@@ -38,6 +38,13 @@ struct RunCommand {
     std::vector<std::string> notes;
 };
 
+// The hosts of a Slurm allocation with their slots, as -H takes them
+// ("n1:2,n2:2,n3:1"), from SLURM_JOB_NODELIST (a hostlist) and
+// SLURM_JOB_CPUS_PER_NODE ("2(x2),1": each count, repeated as (xN) says).
+// Errors name the variable and the place: `SLURM_JOB_CPUS_PER_NODE: "2(x"
+// at offset 1: ...`, or counts that do not match the nodes.
+Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view cpus_per_node);
+
 // Reads argv (argv[0] is the subcommand's name) into a RunCommand. Every
 // option has one entry in one table with all its spellings (gantry's own,
 // mpirun's, MPICH's, srun's and flux's), read as `-n 2`, `-n2`, `-n=2` or

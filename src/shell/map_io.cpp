@@ -30,6 +30,8 @@ FileText file_text_at(const std::string& path) {
     return file;
 }
 
+}  // namespace
+
 bool names_hosts(const Jobspec& spec) {
     const auto app_names = [](const Jobspec::App& app) {
         return !app.hosts.empty() || !app.hostfile.empty();
@@ -38,7 +40,6 @@ bool names_hosts(const Jobspec& spec) {
            std::any_of(spec.apps.begin(), spec.apps.end(), app_names);
 }
 
-}  // namespace
 
 Result<std::string> read_option_file(const Jobspec& spec, std::string_view path,
                                      std::string_view what) {

@@ -21,6 +21,9 @@ namespace gantry::shell {
 Result<std::string> read_option_file(const Jobspec& spec, std::string_view path,
                                      std::string_view what);
 
+// Whether `spec` names hosts: -H or --hostfile, the job's or an app's.
+bool names_hosts(const Jobspec& spec);
+
 // The files mapping `spec` may read (jobspec_files), each with its text or
 // why it could not be read; this machine's host name, and its other names
 // when `spec` names hosts (only then are they compared with anything). No

@@ -84,5 +84,39 @@ TEST(Slurm, TheInitialProgramsExitCode) {
     EXPECT_EQ(result.out, "");
 }
 
+// `gantry run` inside `salloc`, with no -H: one srun starts a broker on the
+// allocation's node, and the job is mapped on its hosts and slots (one CPU
+// unless -c says more), as mpirun inside an allocation maps it.
+TEST(Slurm, RunInsideAnAllocationUsesItsNodesAndSlots) {
+    const std::string g = gantry_binary();
+    const std::string script =
+        "salloc -Q -N1 " + g + " run --label-io -n 1 " + GANTRY_MPI_PROBE + "; echo exit $?; " +
+        "salloc -Q -N1 " + g + " run -n 2 true; echo exit $?; " + "salloc -Q -N1 -c 2 " + g +
+        " run -n 2 sh -c 'echo $GANTRY_TASK_RANK of $GANTRY_JOB_SIZE; exit 3' | sort; "
+        "echo exit ${PIPESTATUS[0]}";
+    const auto result = run_program({"timeout", "120", "bash",
+                                     std::string(GANTRY_TEST_SCRIPTS) + "/slurm_cluster.sh", "bash",
+                                     "-c", script});
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const std::string short_name = std::string(host).substr(0, std::string(host).find('.'));
+    // srun's lines and the tasks' (which srun passes on) may come in either order.
+    EXPECT_EQ(sorted_lines(result.err),
+              sorted_lines("gantry: map: app 0 (-n 2 true): there are not enough slots available: "
+                           "2 tasks do not fit in the 1 free slot of " +
+                           short_name +
+                           "; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks\n"
+                           "srun: error: " +
+                           short_name + ": task 0: Exited with exit code 1\n" + "srun: error: " +
+                           short_name + ": task 0: Exited with exit code 3\n" + "gantry: task 0 (" +
+                           short_name + ") exited with exit code 3\n"));
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out,
+              "0: rank=0 size=1 appnum=0 local_size=1 sum=1\nexit 0\nexit 1\n"
+              "0 of 2\n1 of 2\nexit 3\n");
+}
+
 }  // namespace
 }  // namespace gantry::test
