@@ -478,5 +478,26 @@ TEST(ParseRunCommand, BadCommandLinesGiveOneMessage) {
     }
 }
 
+// A Slurm allocation's hosts and slots, as -H takes them.
+TEST(SlurmHosts, FromTheAllocationsVariables) {
+    EXPECT_EQ(slurm_hosts("vm", "1").value(), "vm:1");
+    EXPECT_EQ(slurm_hosts("n[1-4]", "2(x3),1").value(), "n1:2,n2:2,n3:2,n4:1");
+    EXPECT_EQ(slurm_hosts("a,b", "4,8").value(), "a:4,b:8");
+}
+
+TEST(SlurmHosts, BadVariablesAreNamed) {
+    EXPECT_EQ(slurm_hosts("n[1-2]", "2(x3)").error().str(),
+              "run: SLURM_JOB_CPUS_PER_NODE \"2(x3)\" does not give one count to each of the 2 "
+              "nodes of SLURM_JOB_NODELIST");
+    EXPECT_EQ(slurm_hosts("n[1-2]", "2,").error().str(),
+              "run: SLURM_JOB_CPUS_PER_NODE: expected a count of CPUs at offset 2 in \"2,\"");
+    EXPECT_EQ(slurm_hosts("n[1-2]", "2(y2)").error().str(),
+              "run: SLURM_JOB_CPUS_PER_NODE: expected (xN) after the count at offset 1 in "
+              "\"2(y2)\"");
+    EXPECT_EQ(slurm_hosts("n[1-2]", "2(x)").error().str(),
+              "run: SLURM_JOB_CPUS_PER_NODE: expected a count of nodes at offset 3 in \"2(x)\"");
+    EXPECT_EQ(slurm_hosts("n[1-", "1").error().str().substr(0, 24), "run: SLURM_JOB_NODELIST:");
+}
+
 }  // namespace
 }  // namespace gantry::cli
