@@ -41,10 +41,11 @@ constexpr std::string_view kUsage =
     R"(Usage: gantry run [JOB AND APP-0 OPTIONS] CMD [ARGS] [: [APP OPTIONS] CMD [ARGS]]...
 
 Maps a program's tasks onto nodes, cores and GPUs with PRRTE's policies, then
-runs them on this machine, bound as mapped, with PMI-1 for MPI programs, and
-exits with the job's exit code. Options before the first command are the
-job's and app 0's; after a ':' an app's own -n, --map-by, --rank-by,
---bind-to, -H, --hostfile, --env*, --cwd.
+runs them, bound as mapped, with PMI-1 for MPI programs, and exits with the
+job's exit code: on this machine; on the hosts -H or --hostfile name, through
+the launch agent (ssh); inside a Slurm allocation, on its nodes. Options
+before the first command are the job's and app 0's; after a ':' an app's own
+-n, --map-by, --rank-by, --bind-to, -H, --hostfile, --env*, --cwd.
 
 App options:
   -n, --np, -np, --ntasks N
@@ -59,7 +60,8 @@ App options:
                          then :overload-allowed, :if-supported, :REPORT...
   -H, --host, -hosts HOSTS
                          host[:slots],... (default: this machine, one slot per
-                         core; localhost and its addresses are this machine);
+                         core; localhost and its addresses are this machine;
+                         in a Slurm allocation, its nodes and CPUs);
                          beside --hostfile, and in a later segment, the only
                          hosts that app uses, where +n<i> is the job's node i,
                          +e the nodes earlier apps left empty and +e:N the
@@ -111,6 +113,11 @@ Job options:
   --display-map, --report-bindings, --nolocal,
   --use-hwthread-cpus, --rankfile FILE    the spellings mpirun users know
   --prtemca NAME VALUE   accepted and ignored, with a note
+  --launch-agent CMD     how other hosts are reached: CMD HOST COMMAND-LINE
+                         (default: $GANTRY_LAUNCH_AGENT, else ssh; rsh works too)
+  --prefix DIR           gantry is DIR/bin/gantry on the other hosts (default:
+                         this gantry's path)
+  --launch-timeout DUR   how long a host has to start its broker (default 30s)
   --uri URI              run in this instance (default: $GANTRY_URI)
   --                     ends the options: what follows is the command
 Values: -n 4, -n4, -n=4, --np=4. Open MPI's one-dash long forms too: -map-by,
@@ -135,6 +142,12 @@ Examples:
   $ gantry run --dry-run --hostfile hosts -H node0 -n 1 ./a : -H node1,node2 -n 2 ./b
   $ gantry run --dry-run --display map -H n0:4,n1:4 --topology "package:2 core:4 pu:1" \
       -n 2 --map-by package ./a : -n 4 --map-by core ./b
+
+On other hosts (-H or --hostfile naming a host other than this one), gantry
+starts a broker on each through the launch agent, runs the job in that
+instance of them, and stops every broker when it ends: output, stdin, signals
+and the exit code are as on one machine (docs/commands/run.md, "Across
+hosts"). A host that cannot be reached is named in one line (exit 1).
 
 Inside an instance (GANTRY_URI set) the job is submitted there and followed:
 SIGINT, SIGTERM or SIGHUP while it is pending cancel it, and a job whose

@@ -57,6 +57,11 @@ constexpr std::string_view kExamples = R"(Examples:
   uri        unix:///.../.gantry/main/socket
   $ gantry shutdown --uri "$uri"
 
+With -H HOSTS (or --hostfile FILE), rank 0 runs here and a broker starts on
+each other host through the launch agent (ssh HOST gantry start --join ...),
+joined over the agent's stdin and stdout; each ends when the instance does,
+or when its agent's input closes. `gantry run -H` starts its instance so.
+
 The initial program runs with GANTRY_URI set to the instance's URI, in its
 own process group; SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 sent to gantry
 are forwarded to that group. Without CMD, on a terminal, the initial program is
