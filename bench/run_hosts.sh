@@ -6,7 +6,9 @@
 #   - `gantry run -H (the 4) -n N true`;
 #   - MPICH's `mpiexec.hydra -launcher ssh -hosts (the 4) -n N true`;
 #   - Open MPI's `mpirun --host (the 4) -n N true`, where it is installed;
-# for N = 4, 64, 256 (N/4 tasks a host). Everything alternates run by run,
+# for N = 4, 64, 256 (N/4 tasks a host); and an MPICH hello (the tests'
+# mpi_probe: MPI_Init, an allreduce, MPI_Finalize) on the 4 hosts under
+# gantry and under hydra. Everything alternates run by run,
 # so that each sees the same machine. Prints the best and median wall time
 # of each. Where the hosts cannot be made here, says why and exits 0.
 # Usage: bench/run_hosts.sh path/to/gantry [RUNS]
@@ -62,12 +64,25 @@ ompi() {
         --mca oob_tcp_if_include "$subnet" --host "$GANTRY_TEST_HOSTS" --oversubscribe \
         -n "$1" true
 }
+# The tests' MPICH program, built beside gantry.
+probe=$(dirname "$gantry")/tests/mpi_probe
+hello_gantry() {
+    "$gantry" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n 4 "$probe"
+}
+hello_hydra() {
+    mpiexec.hydra -launcher ssh -launcher-exec "$GANTRY_TEST_SSH" \
+        -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n 4 "$probe"
+}
 have_ompi=$(command -v mpirun.openmpi > /dev/null && echo yes || echo no)
 
 declare -A times hung
 sizes="4 64 256"
 for ((i = 0; i < runs; i++)); do
     times[floor]="${times[floor]:-} $(wall_ms four_ssh)"
+    if [ -x "$probe" ]; then
+        times[hello_gantry]="${times[hello_gantry]:-} $(wall_ms hello_gantry)"
+        times[hello_hydra]="${times[hello_hydra]:-} $(wall_ms hello_hydra)"
+    fi
     for n in $sizes; do
         times[gantry$n]="${times[gantry$n]:-} $(wall_ms gantry_run "$n")"
         times[hydra$n]="${times[hydra$n]:-} $(wall_ms hydra "$n")"
@@ -97,4 +112,12 @@ for n in $sizes; do
         summary "mpirun (Open MPI) --host -n $n" ${times[ompi$n]}
     fi
 done
+if [ -x "$probe" ]; then
+    # shellcheck disable=SC2086
+    summary "MPICH hello -n 4: gantry run -H" ${times[hello_gantry]}
+    # shellcheck disable=SC2086
+    summary "MPICH hello -n 4: mpiexec.hydra" ${times[hello_hydra]}
+else
+    echo "($probe is not built: the MPICH hello is not timed)"
+fi
 [ "$have_ompi" = yes ] || echo "(Open MPI's mpirun.openmpi is not installed: not timed)"

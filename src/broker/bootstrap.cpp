@@ -97,8 +97,9 @@ Status write_line(int fd, const std::string& line) {
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return Error(std::string(kDomain),
-                         std::string("the launcher's stream took no entry: ") + std::strerror(errno));
+            return Error(
+                std::string(kDomain),
+                std::string("the launcher's stream took no entry: ") + std::strerror(errno));
         text.remove_prefix(static_cast<std::size_t>(n));
     }
     return {};
@@ -159,9 +160,9 @@ Result<Bootstrap::Neighbours> Bootstrap::exchange_launched(const BrokerAddress& 
             parent.endpoint = "tcp://" + host + own.endpoint.substr(std::string("tcp://*").size());
         }
         if (const overlay::Rank above = *tree_.parent(rank); parent.endpoint.empty())
-            return Error(std::string(kDomain),
-                         (above == 0 ? std::string("rank 0") : "host " + launched_->host(above - 1)) +
-                             " published no endpoint for its children");
+            return Error(std::string(kDomain), (above == 0 ? std::string("rank 0")
+                                                           : "host " + launched_->host(above - 1)) +
+                                                   " published no endpoint for its children");
         std::string text = encode_address(parent) + "\n";
         for (const overlay::Rank child : tree_.children(rank))
             text += encode_address(addresses[child]) + "\n";

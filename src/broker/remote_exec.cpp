@@ -324,12 +324,11 @@ public:
             !served)
             return Error("job " + std::to_string(request.job), served.error().message());
         const Json topologies = topologies_.only(request.R.ranks()).to_json();
-        const bool kill_on_bad_exit = request.jobspec.value("attributes", Json::object())
-                                          .value("kill_on_bad_exit", false);
-        auto execution =
-            std::make_shared<InstanceExecution>(loop_, peers_, fences_, request.job,
-                                                request.R.ranks(), kill_on_bad_exit,
-                                                std::move(events));
+        const bool kill_on_bad_exit =
+            request.jobspec.value("attributes", Json::object()).value("kill_on_bad_exit", false);
+        auto execution = std::make_shared<InstanceExecution>(loop_, peers_, fences_, request.job,
+                                                             request.R.ranks(), kill_on_bad_exit,
+                                                             std::move(events));
         std::erase_if(executions_, [](const auto& entry) { return entry.second.expired(); });
         executions_[request.job] = execution;
         for (const auto& [rank, target] : request.R.targets()) {

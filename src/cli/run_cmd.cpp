@@ -326,8 +326,8 @@ int run_across_hosts(const RunCommand& run, const std::vector<std::string>& host
     std::cout.flush();
     ::setenv(kAcrossHostsVariable, "1", 1);
     ::execv(self.c_str(), exec_argv.data());
-    return runtime_failure(Error(std::string(kDomain), "cannot run " + self + ": " +
-                                                           std::strerror(errno)));
+    return runtime_failure(
+        Error(std::string(kDomain), "cannot run " + self + ": " + std::strerror(errno)));
 }
 
 // Inside a Slurm allocation (SLURM_JOB_NODELIST set, outside any job step,

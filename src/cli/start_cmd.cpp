@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -275,8 +275,7 @@ Result<broker::Bootstrap> joined_bootstrap(const Options& options) {
         const auto end = digits.data() + digits.size();
         return !digits.empty() && std::from_chars(digits.data(), end, into).ptr == end;
     };
-    if (slash == std::string::npos ||
-        !number(std::string_view(text).substr(0, slash), rank) ||
+    if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), rank) ||
         !number(std::string_view(text).substr(slash + 1), size) || rank == 0 || rank >= size)
         return error("--join: expected RANK/SIZE with 0 < RANK < SIZE, got \"" + text + "\"");
     const int in = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -351,16 +350,12 @@ std::vector<std::string> joining_broker(const Options& options, const std::strin
                                         overlay::Rank rank, overlay::Rank size,
                                         const std::string& host,
                                         const std::optional<std::string>& rank_zero) {
-    std::vector<std::string> argv = {gantry,
-                                     "start",
-                                     "--join",
-                                     std::to_string(rank) + "/" + std::to_string(size),
-                                     "--node-name",
-                                     host,
-                                     "--fanout",
-                                     std::to_string(options.fanout),
-                                     "--lost-after",
-                                     options.lost_after};
+    std::vector<std::string> argv = {
+        gantry,         "start",
+        "--join",       std::to_string(rank) + "/" + std::to_string(size),
+        "--node-name",  host,
+        "--fanout",     std::to_string(options.fanout),
+        "--lost-after", options.lost_after};
     // Each publishes the address it reaches rank 0 from; without one (rank
     // 0 on every interface), the one its ssh connection came to.
     if (rank_zero)
@@ -409,8 +404,8 @@ Result<broker::InstanceOptions> launched_instance(const Options& options,
     auto resources = broker::local_inventory();
     if (!resources)
         return resources.error();
-    broker::InstanceOptions instance{options.state_dir, std::move(*resources), std::move(command),
-                                     {}};
+    broker::InstanceOptions instance{
+        options.state_dir, std::move(*resources), std::move(command), {}};
     if (!hosts)
         return instance;  // this host alone
     const auto timeout = parse_duration(kDomain, options.launch_timeout);

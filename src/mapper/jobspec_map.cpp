@@ -131,7 +131,8 @@ Result<std::vector<Node>> job_nodes(const Jobspec& spec, const MapInputs& inputs
                                     const std::optional<ResourceSet>& allocation, CpuUnit cpus) {
     const Jobspec::Job& job = spec.job;
     const std::string& here = inputs.hostname;
-    if (!allocation && !job.hosts.empty() + !job.hostfile.empty() + spec.resources.R.has_value() > 1)
+    if (!allocation &&
+        !job.hosts.empty() + !job.hostfile.empty() + spec.resources.R.has_value() > 1)
         return run_error("give one of -H, --hostfile and --resources");
     if (allocation) {
         auto allocated = nodes_from_resources(*allocation, inputs.ranks, cpus, here);
@@ -302,8 +303,7 @@ std::vector<std::string> jobspec_files(const Jobspec& spec) {
 
 Result<std::vector<std::string>> jobspec_hosts(const Jobspec& spec, const MapInputs& inputs) {
     std::vector<std::string> names;
-    const auto add = [&](const std::string& hosts,
-                         const std::string& hostfile) -> Status {
+    const auto add = [&](const std::string& hosts, const std::string& hostfile) -> Status {
         auto specs = host_specs(spec, inputs, hosts, hostfile);
         if (!specs)
             return specs.error();

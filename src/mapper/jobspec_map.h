@@ -73,8 +73,8 @@ std::vector<std::string> app_commands(const Jobspec& spec);
 // when given (an instance's R: one node per rank, with its rank's topology
 // in inputs.ranks, its cores and GPUs only; resources.R is then not used,
 // job.hosts or job.hostfile choose which of its nodes the job uses and
-// their slots, and the hosts a later app names must be among its nodes), else of resources.R, else of job.hosts or job.hostfile
-// (at most one of those three), else this machine alone, all of
+// their slots, and the hosts a later app names must be among its nodes), else of resources.R, else
+// of job.hosts or job.hostfile (at most one of those three), else this machine alone, all of
 // inputs.topology; a later app's own hosts or hostfile are added to them.
 // The nodes named as inputs.hostname are local. The mpirun flags of `job`
 // (oversubscribe, nolocal, hwthread_cpus, rankfile) are qualifiers of the

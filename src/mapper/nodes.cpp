@@ -328,8 +328,9 @@ std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& to
     std::vector<Node> nodes;
     nodes.reserve(hosts.size());
     for (const HostSpec& host : hosts) {
-        Node node{host.name, 1, 0, false, !local_name.empty() && host.name == local_name,
-                  topology,  IdSet{}, std::nullopt};
+        Node node{
+            host.name, 1,       0,           false, !local_name.empty() && host.name == local_name,
+            topology,  IdSet{}, std::nullopt};
         give_slots(node, host, cpus);
         nodes.push_back(std::move(node));
     }

@@ -254,8 +254,8 @@ Status LaunchedHosts::write(std::size_t index, std::string_view text) {
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return error("host " + host.host + ": the broker's launch agent took no input: " +
-                         std::strerror(errno));
+            return error("host " + host.host +
+                         ": the broker's launch agent took no input: " + std::strerror(errno));
         text.remove_prefix(static_cast<std::size_t>(n));
     }
     return {};

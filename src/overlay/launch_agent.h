@@ -71,11 +71,11 @@ public:
 private:
     struct Host {
         std::string host;
-        pid_t pid = -1;   // the agent, until reaped
-        pid_t group = -1;  // its process group: the agent and what it started
-        int input = -1;   // the agent's stdin: what the broker reads
-        int output = -1;  // the agent's stdout
-        int errors = -1;  // the agent's stderr
+        pid_t pid = -1;            // the agent, until reaped
+        pid_t group = -1;          // its process group: the agent and what it started
+        int input = -1;            // the agent's stdin: what the broker reads
+        int output = -1;           // the agent's stdout
+        int errors = -1;           // the agent's stderr
         std::string read;          // output not yet taken as a line
         std::string error_buffer;  // stderr held while the brokers start
     };

@@ -40,7 +40,6 @@ bool names_hosts(const Jobspec& spec) {
            std::any_of(spec.apps.begin(), spec.apps.end(), app_names);
 }
 
-
 Result<std::string> read_option_file(const Jobspec& spec, std::string_view path,
                                      std::string_view what) {
     return read_named_file(std::string(kDomain), what, jobspec_path(spec, path), path);

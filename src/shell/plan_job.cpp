@@ -315,12 +315,13 @@ Result<Job> node_job(const Jobspec& spec, const JobMap& map, std::size_t node,
     if (node >= map.nodes.size())
         return Error(std::string(kDomain), "the job has no node " + std::to_string(node));
     // A node the job names (-H) but maps no task to runs none.
-    const NodePlan empty{static_cast<std::uint32_t>(node), map.nodes[node].name,
-                         static_cast<std::uint32_t>(map.tasks.size()), {}};
+    const NodePlan empty{static_cast<std::uint32_t>(node),
+                         map.nodes[node].name,
+                         static_cast<std::uint32_t>(map.tasks.size()),
+                         {}};
     pmi::JobInfo pmi = pmi_job(map, settings.job_id, warning);
     return job_from_plan(plan == plans.end() ? empty : *plan, map, app_commands(spec), settings,
-                         std::move(pmi),
-                         Environment::from_map(spec.attributes.environment));
+                         std::move(pmi), Environment::from_map(spec.attributes.environment));
 }
 
 Result<Job> local_job(const Jobspec& spec, const JobMap& map, const LaunchSettings& settings,

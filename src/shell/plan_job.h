@@ -60,7 +60,8 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
 // its tasks starting from attributes.environment, with the job's PMI data.
 // `warning` gets what pmi_job warns of. A node without tasks (one a job
 // names with -H but maps nothing to) gets a job of no task. Errors: a node
-// the map does not have, a bad --env rule or file. A job shell under an instance runs the node of its broker's rank.
+// the map does not have, a bad --env rule or file. A job shell under an instance runs the node of
+// its broker's rank.
 Result<Job> node_job(const Jobspec& spec, const JobMap& map, std::size_t node,
                      const LaunchSettings& settings, std::string& warning);
 

@@ -91,9 +91,8 @@ TEST(LaunchedBootstrap, RankZeroAnswersEachWithItsNeighbours) {
     std::vector<overlay::LaunchedHosts::Launch> launches;
     const std::vector<std::string> hosts = {"127.0.0.2", "127.0.0.3", "127.0.0.4"};
     for (std::size_t i = 0; i < 3; ++i)
-        launches.push_back({hosts[i],
-                            {"sh", "-c",
-                             "echo '" + entries[i] + "'; cat > " + scratch / hosts[i]}});
+        launches.push_back(
+            {hosts[i], {"sh", "-c", "echo '" + entries[i] + "'; cat > " + scratch / hosts[i]}});
     auto launched = overlay::LaunchedHosts::start({agent}, std::move(launches));
     ASSERT_TRUE(launched) << launched.error().str();
     std::shared_ptr<overlay::LaunchedHosts> shared = std::move(*launched);
@@ -102,9 +101,9 @@ TEST(LaunchedBootstrap, RankZeroAnswersEachWithItsNeighbours) {
     const auto neighbours = bootstrap.exchange(address_of('0', "tcp://*:7000"));
     ASSERT_TRUE(neighbours) << neighbours.error().str();
     EXPECT_EQ(neighbours->parent, std::nullopt);
-    EXPECT_EQ(neighbours->children,
-              (std::vector<BrokerAddress>{address_of('1', "tcp://10.0.0.2:7001"),
-                                          address_of('2', "")}));
+    EXPECT_EQ(
+        neighbours->children,
+        (std::vector<BrokerAddress>{address_of('1', "tcp://10.0.0.2:7001"), address_of('2', "")}));
     shared->finish(5s);
     EXPECT_EQ(test::read_file(scratch / "127.0.0.2"),
               encode_address(address_of('0', "tcp://10.0.0.1:7000")) + "\n" +

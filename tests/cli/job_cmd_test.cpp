@@ -309,7 +309,6 @@ TEST_F(JobCmd, ExecRefusals) {
     ASSERT_TRUE(eventually([&] { return exists(running); }));
     map(id, {"true"});
     expect({"job", "exec", id}, "", no_free_resources(id), 1);
-
 }
 
 TEST_F(JobCmd, ExecWithoutResourcesIsRefused) {

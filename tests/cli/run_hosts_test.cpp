@@ -18,8 +18,7 @@ namespace gantry::test {
 namespace {
 
 // COMMAND's prelude: gantry, reaching the hosts through the test's ssh.
-const std::string kPrelude = "export GANTRY_LAUNCH_AGENT=$GANTRY_TEST_SSH; g=" +
-                             gantry_binary() +
+const std::string kPrelude = "export GANTRY_LAUNCH_AGENT=$GANTRY_TEST_SSH; g=" + gantry_binary() +
                              "; left() { for ns in $GANTRY_TEST_NETNS; do ip netns pids $ns; "
                              "done | xargs -r ps -o comm= -p | grep -v sshd; }; ";
 
@@ -41,16 +40,15 @@ class RunHosts : public SshHosts {
 protected:
     // Runs `script` in the scratch directory, on `count` hosts.
     CommandResult run(const std::string& script, int count = 3) {
-        return on_hosts("cd " + scratch_.path() + "; " + kPrelude + script + kNothingLeft,
-                        count);
+        return on_hosts("cd " + scratch_.path() + "; " + kPrelude + script + kNothingLeft, count);
     }
 };
 
 TEST_F(RunHosts, EachHostRunsItsTasksWithLabels) {
-    const auto result = run(
-        "$g run -H host0,host1,host2 -n 3 --label-io hostname | sort; "
-        "printf 'host2 slots=2\\nhost0 slots=1\\n' > hosts; "
-        "$g run --hostfile hosts --label-io sh -c 'echo $(hostname) $GANTRY_NODE_ID' | sort");
+    const auto result =
+        run("$g run -H host0,host1,host2 -n 3 --label-io hostname | sort; "
+            "printf 'host2 slots=2\\nhost0 slots=1\\n' > hosts; "
+            "$g run --hostfile hosts --label-io sh -c 'echo $(hostname) $GANTRY_NODE_ID' | sort");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.err, "");
@@ -116,11 +114,11 @@ TEST_F(RunHosts, StdinGoesToRankZero) {
 // The first failure's exit code; with --kill-on-bad-exit the other host's
 // task is ended at once rather than waited for.
 TEST_F(RunHosts, AFailingTaskOnTheSecondHost) {
-    const auto result = run(
-        "$g run -H host0,host1 -n 2 -K sh -c "
-        "'test $(hostname) = host1 && exit 3; exec sleep 30.5'; echo exit $?; "
-        "$g run -H host0,host1 -n 2 sh -c 'test $(hostname) = host1 && exit 4; exit 0'; "
-        "echo exit $?");
+    const auto result =
+        run("$g run -H host0,host1 -n 2 -K sh -c "
+            "'test $(hostname) = host1 && exit 3; exec sleep 30.5'; echo exit $?; "
+            "$g run -H host0,host1 -n 2 sh -c 'test $(hostname) = host1 && exit 4; exit 0'; "
+            "echo exit $?");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.err,
@@ -134,9 +132,9 @@ TEST_F(RunHosts, AFailingTaskOnTheSecondHost) {
 
 // Ctrl-C reaches every task on every host; the run ends as they do.
 TEST_F(RunHosts, SigintReachesEveryTask) {
-    const auto result = run(
-        "$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.25' & "
-        "sleep 1.5; kill -INT $!; wait $!; echo exit $?");
+    const auto result =
+        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.25' & "
+            "sleep 1.5; kill -INT $!; wait $!; echo exit $?");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(sorted_lines(result.err),
@@ -151,9 +149,9 @@ TEST_F(RunHosts, SigintReachesEveryTask) {
 // kill -9 of gantry run: each broker's lifeline ends, and with it the
 // broker and its tasks, on every host.
 TEST_F(RunHosts, KillNineOfTheRunLeavesNothing) {
-    const auto result = run(
-        "$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.75' & "
-        "sleep 1.5; kill -9 $!; wait $! 2>/dev/null; echo exit $?; sleep 1");
+    const auto result =
+        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.75' & "
+            "sleep 1.5; kill -9 $!; wait $! 2>/dev/null; echo exit $?; sleep 1");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.exit_code, 0);
@@ -202,10 +200,10 @@ TEST_F(RunHosts, AHostDroppingOutEndsTheJob) {
 
 // --prefix says where gantry is on the hosts.
 TEST_F(RunHosts, PrefixNamesWhereGantryIs) {
-    const auto result = run(
-        "mkdir -p p/bin; ln -s $g p/bin/gantry; "
-        "$g run --prefix $PWD/p -H host1 -n 1 hostname; echo exit $?; "
-        "$g run --prefix /nonexistent -H host1 -n 1 true; echo exit $?");
+    const auto result =
+        run("mkdir -p p/bin; ln -s $g p/bin/gantry; "
+            "$g run --prefix $PWD/p -H host1 -n 1 hostname; echo exit $?; "
+            "$g run --prefix /nonexistent -H host1 -n 1 true; echo exit $?");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.err,
@@ -214,6 +212,48 @@ TEST_F(RunHosts, PrefixNamesWhereGantryIs) {
     EXPECT_EQ(result.exit_code, 0);
     EXPECT_EQ(result.out, "host1\nexit 0\nexit 1\nleft:\n");
     expect_nothing_left();
+}
+
+// What needs no other host: bad uses of -H and --join, each one line; -H
+// naming only this machine is an instance of it alone.
+TEST(StartOnHosts, BadUsesAreOneLine) {
+    const auto both = run_gantry({"start", "-H", "a", "--config", "c.toml", "true"});
+    EXPECT_EQ(both.err,
+              "gantry: start: --config and -H/--hostfile are two ways to find the brokers; give "
+              "one\n");
+    EXPECT_EQ(both.exit_code, 2);
+    const auto rank = run_gantry({"start", "--join", "0/2"});
+    EXPECT_EQ(rank.err,
+              "gantry: start: --join: expected RANK/SIZE with 0 < RANK < SIZE, got \"0/2\"\n");
+    EXPECT_EQ(rank.exit_code, 2);
+    const auto hosts = run_gantry({"start", "-H", "a,,b", "true"});
+    EXPECT_EQ(hosts.exit_code, 2);
+    EXPECT_EQ(std::count(hosts.err.begin(), hosts.err.end(), '\n'), 1) << hosts.err;
+    const auto agent = run_gantry({"start", "-H", "a", "--launch-agent", " ", "true"});
+    EXPECT_EQ(agent.err, "gantry: launch: the launch agent \" \" names no command\n");
+    EXPECT_EQ(agent.exit_code, 1);
+    const auto daemon = run_gantry({"start", "-H", "a", "--daemon"});
+    EXPECT_EQ(daemon.err,
+              "gantry: start: --daemon: the brokers -H starts end with their launcher\n");
+    EXPECT_EQ(daemon.exit_code, 2);
+}
+
+TEST(StartOnHosts, AJoiningBrokerWhoseLauncherIsGone) {
+    // Its stdin at its end at once: the launcher gave it nothing.
+    const auto result =
+        run_program({"sh", "-c", gantry_binary() + " start --join 1/2 < /dev/null"});
+    EXPECT_EQ(result.err,
+              "gantry: bootstrap: the launcher closed its stream before giving this broker's "
+              "neighbours\n");
+    EXPECT_EQ(result.exit_code, 1);
+}
+
+TEST(StartOnHosts, OnlyThisMachineIsAnInstanceOfOne) {
+    const auto result = run_gantry(
+        {"start", "-H", "localhost", "sh", "-c", gantry_binary() + " instance info | grep ^size"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.out, "size       1\n");
+    EXPECT_EQ(result.exit_code, 0);
 }
 
 }  // namespace

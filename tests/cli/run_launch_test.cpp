@@ -227,11 +227,15 @@ TEST(RunLaunch, BadLaunchOptions) {
     expect_gantry({"run", "-n", "1", "--topology", "package:1 core:2 pu:1", "true"}, "", "",
                   "gantry: run: --topology simulates nodes, where nothing can run; add --dry-run\n",
                   2);
-    expect_gantry({"run", "-H", "elsewhere", "-n", "1", "true"}, "", "",
-                  "gantry: run: tasks mapped to \"elsewhere\", but gantry run starts tasks on this "
-                  "machine (" +
-                      host_name() + ") only; add --dry-run to see the map\n",
-                  2);
+    // Another host is reached through the launch agent (here one that
+    // does not exist, so that nothing leaves this machine).
+    expect_gantry(
+        {"run", "-H", "elsewhere", "--launch-agent", "/nonexistent/agent", "-n", "1", "true"}, "",
+        "",
+        "gantry: launch: host elsewhere: the launch agent ended (exit 127) before its "
+        "broker started: gantry: cannot run the launch agent /nonexistent/agent: No "
+        "such file or directory\n",
+        1);
 }
 
 // ---- nothing left behind ----

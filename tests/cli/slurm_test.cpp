@@ -94,9 +94,9 @@ TEST(Slurm, RunInsideAnAllocationUsesItsNodesAndSlots) {
         "salloc -Q -N1 " + g + " run -n 2 true; echo exit $?; " + "salloc -Q -N1 -c 2 " + g +
         " run -n 2 sh -c 'echo $GANTRY_TASK_RANK of $GANTRY_JOB_SIZE; exit 3' | sort; "
         "echo exit ${PIPESTATUS[0]}";
-    const auto result = run_program({"timeout", "120", "bash",
-                                     std::string(GANTRY_TEST_SCRIPTS) + "/slurm_cluster.sh", "bash",
-                                     "-c", script});
+    const auto result =
+        run_program({"timeout", "120", "bash",
+                     std::string(GANTRY_TEST_SCRIPTS) + "/slurm_cluster.sh", "bash", "-c", script});
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     char host[256] = {};
@@ -109,9 +109,9 @@ TEST(Slurm, RunInsideAnAllocationUsesItsNodesAndSlots) {
                            short_name +
                            "; add :OVERSUBSCRIBE to the job's --map-by or give fewer tasks\n"
                            "srun: error: " +
-                           short_name + ": task 0: Exited with exit code 1\n" + "srun: error: " +
-                           short_name + ": task 0: Exited with exit code 3\n" + "gantry: task 0 (" +
-                           short_name + ") exited with exit code 3\n"));
+                           short_name + ": task 0: Exited with exit code 1\n" +
+                           "srun: error: " + short_name + ": task 0: Exited with exit code 3\n" +
+                           "gantry: task 0 (" + short_name + ") exited with exit code 3\n"));
     EXPECT_EQ(result.exit_code, 0);
     EXPECT_EQ(result.out,
               "0: rank=0 size=1 appnum=0 local_size=1 sum=1\nexit 0\nexit 1\n"

@@ -50,9 +50,9 @@ protected:
 };
 
 TEST_F(Launched, OneLineFromEachHostInOrder) {
-    auto hosts = LaunchedHosts::start(
-        agent(), {{"h1", {"sh", "-c", "sleep 0.2; echo one; cat > /dev/null"}},
-                  {"h2", {"sh", "-c", "echo two; cat > /dev/null"}}});
+    auto hosts =
+        LaunchedHosts::start(agent(), {{"h1", {"sh", "-c", "sleep 0.2; echo one; cat > /dev/null"}},
+                                       {"h2", {"sh", "-c", "echo two; cat > /dev/null"}}});
     ASSERT_TRUE(hosts) << hosts.error().str();
     EXPECT_EQ((*hosts)->size(), 2u);
     EXPECT_EQ((*hosts)->host(1), "h2");
