@@ -20,7 +20,10 @@ namespace {
 // COMMAND's prelude: gantry, reaching the hosts through the test's ssh.
 const std::string kPrelude = "export GANTRY_LAUNCH_AGENT=$GANTRY_TEST_SSH; g=" + gantry_binary() +
                              "; left() { for ns in $GANTRY_TEST_NETNS; do ip netns pids $ns; "
-                             "done | xargs -r ps -o comm= -p | grep -v sshd; }; ";
+                             "done | xargs -r ps -o comm= -p | grep -v sshd; }; "
+                             // Until both tasks have said `ready` in the file out.
+                             "started() { until [ \"$(grep -c ready out 2>/dev/null)\" = 2 ]; "
+                             "do sleep 0.05; done; }; ";
 
 // Nothing but sshd is left in any host's namespace when COMMAND ends.
 const std::string kNothingLeft = "; sleep 0.3; echo left: $(left)";
@@ -133,8 +136,8 @@ TEST_F(RunHosts, AFailingTaskOnTheSecondHost) {
 // Ctrl-C reaches every task on every host; the run ends as they do.
 TEST_F(RunHosts, SigintReachesEveryTask) {
     const auto result =
-        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.25' & "
-            "sleep 1.5; kill -INT $!; wait $!; echo exit $?");
+        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.25' > out & "
+            "started; kill -INT $!; wait $!; s=$?; cat out; echo exit $s");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(sorted_lines(result.err),
@@ -150,8 +153,8 @@ TEST_F(RunHosts, SigintReachesEveryTask) {
 // broker and its tasks, on every host.
 TEST_F(RunHosts, KillNineOfTheRunLeavesNothing) {
     const auto result =
-        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.75' & "
-            "sleep 1.5; kill -9 $!; wait $! 2>/dev/null; echo exit $?; sleep 1");
+        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.75' > out & "
+            "started; kill -9 $!; wait $! 2>/dev/null; s=$?; cat out; echo exit $s; sleep 1");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.exit_code, 0);
@@ -184,9 +187,9 @@ TEST_F(RunHosts, AnUnreachableHostIsNamedInOneLine) {
 // the other host is killed, and the broker cut off ends by itself.
 TEST_F(RunHosts, AHostDroppingOutEndsTheJob) {
     const auto result =
-        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.5' & sleep 1.5; "
+        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.5' > out & started; "
             "set -- $GANTRY_TEST_NETNS; ns=$2; set -- $GANTRY_TEST_LINKS; "
-            "ip -n $ns link set $2 down; wait $!; echo exit $?; sleep 6");
+            "ip -n $ns link set $2 down; wait $!; s=$?; cat out; echo exit $s; sleep 6");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.err,
