@@ -103,11 +103,19 @@ private:
         if (joined_)
             return;
         joined_ = true;
+        const Result<std::string>& topology = options_.topology_xml.get();
+        if (!topology) {
+            std::cerr << "gantry: broker " << bootstrap_.rank() << ": " << topology.error().str()
+                      << '\n';
+            exit_code_ = 1;
+            end();
+            return;
+        }
         membership_->peers().call(
             0, "broker.join",
             {{"rank", bootstrap_.rank()},
              {"hostname", options_.hostname},
-             {"topology", options_.topology_xml}},
+             {"topology", *topology}},
             [this](const overlay::Reply& reply) {
                 if (reply.result)
                     return;

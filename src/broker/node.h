@@ -5,6 +5,7 @@
 // (broker.shutdown, passed down the tree first), on SIGTERM or SIGINT, or
 // when the way to rank 0 is lost; its shells' tasks end with it.
 #pragma once
+#include <future>
 #include <string>
 
 #include "broker/bootstrap.h"
@@ -15,7 +16,9 @@ namespace gantry::broker {
 
 struct NodeOptions {
     std::string hostname;       // the node's name in the instance's R
-    std::string topology_xml;   // the node's topology (lstopo XML)
+    // The node's topology (lstopo XML), wanted only once the broker joins:
+    // hwloc may find it meanwhile, off the way to the bootstrap.
+    std::shared_future<Result<std::string>> topology_xml;
     std::string shell_program;  // the gantry executable; empty: this one
     MembershipOptions membership;
 };

@@ -314,20 +314,20 @@ int run_across_hosts(const RunCommand& run, const std::vector<std::string>& host
     std::string names;
     for (const std::string& host : hosts)
         names += (names.empty() ? "" : ",") + host;
-    std::vector<std::string> args = {self, "start", "-H", names};
+    std::vector<std::string> args = {"start", "-H", names};
     args.insert(args.end(), run.launch_options.begin(), run.launch_options.end());
     args.insert(args.end(), {"--", self});
     for (int i = 0; i < argc; ++i)
         args.emplace_back(argv[i]);
-    std::vector<char*> exec_argv;
+    std::vector<char*> start_argv;
     for (std::string& arg : args)
-        exec_argv.push_back(arg.data());
-    exec_argv.push_back(nullptr);
-    std::cout.flush();
+        start_argv.push_back(arg.data());
+    start_argv.push_back(nullptr);
+    // The run inside finds it in its environment, which it inherits.
     ::setenv(kAcrossHostsVariable, "1", 1);
-    ::execv(self.c_str(), exec_argv.data());
-    return runtime_failure(
-        Error(std::string(kDomain), "cannot run " + self + ": " + std::strerror(errno)));
+    // In this process: every millisecond before the agents start is one
+    // more on the whole run.
+    return start_main(static_cast<int>(args.size()), start_argv.data());
 }
 
 // Inside a Slurm allocation (SLURM_JOB_NODELIST set, outside any job step,

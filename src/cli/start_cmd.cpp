@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -587,10 +588,14 @@ int start_main(int argc, char** argv) {
             membership.bind_host = *address;
         }
         if ((*bootstrap)->rank() > 0) {
-            auto topology = Topology::local();
-            if (!topology)
-                return runtime_failure(topology.error());
-            broker::NodeOptions node{*hostname, topology->to_xml(), {}, membership};
+            // Found while the broker bootstraps, which waits on the others.
+            auto topology = std::async(std::launch::async, []() -> Result<std::string> {
+                auto found = Topology::local();
+                if (!found)
+                    return found.error();
+                return found->to_xml();
+            });
+            broker::NodeOptions node{*hostname, topology.share(), {}, membership};
             const auto ended = broker::run_node(std::move(**bootstrap), std::move(node));
             if (!ended)
                 return runtime_failure(ended.error());
