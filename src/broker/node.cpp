@@ -113,9 +113,7 @@ private:
         }
         membership_->peers().call(
             0, "broker.join",
-            {{"rank", bootstrap_.rank()},
-             {"hostname", options_.hostname},
-             {"topology", *topology}},
+            {{"rank", bootstrap_.rank()}, {"hostname", options_.hostname}, {"topology", *topology}},
             [this](const overlay::Reply& reply) {
                 if (reply.result)
                     return;

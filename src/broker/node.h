@@ -15,7 +15,7 @@
 namespace gantry::broker {
 
 struct NodeOptions {
-    std::string hostname;       // the node's name in the instance's R
+    std::string hostname;  // the node's name in the instance's R
     // The node's topology (lstopo XML), wanted only once the broker joins:
     // hwloc may find it meanwhile, off the way to the bootstrap.
     std::shared_future<Result<std::string>> topology_xml;
