@@ -1,6 +1,7 @@
 #include "broker/job_manager.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "broker/job_params.h"
 #include "mapper/jobspec_map.h"
@@ -71,20 +72,21 @@ Result<std::optional<ResourceSet>> named_nodes(const Jobspec& spec, const MapInp
         return hosts.error();
     if (hosts->empty())
         return std::optional<ResourceSet>{};
+    const auto& targets = inventory.targets();
+    std::unordered_map<std::string_view, ResourceSet::Rank> rank_of_host;
+    for (const auto& [rank, target] : targets)
+        rank_of_host.emplace(target.hostname, rank);  // the first of a name
     ResourceSet named;
     for (const std::string& host : *hosts) {
-        const auto& targets = inventory.targets();
-        const auto found = std::find_if(targets.begin(), targets.end(), [&](const auto& entry) {
-            return entry.second.hostname == host;
-        });
-        if (found == targets.end()) {
+        const auto found = rank_of_host.find(host);
+        if (found == rank_of_host.end()) {
             std::string names;
             for (const auto& [rank, target] : targets)
                 names += (names.empty() ? "" : ",") + target.hostname;
             return Error("job.submit",
                          "host " + host + " is not one of the instance's nodes (" + names + ")");
         }
-        if (auto added = named.insert(found->first, found->second); !added)
+        if (auto added = named.insert(found->second, *inventory.find(found->second)); !added)
             return added.error();
     }
     return std::optional<ResourceSet>(std::move(named));

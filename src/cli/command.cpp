@@ -18,6 +18,15 @@ int fail(const Error& error) {
     return kExitUsage;
 }
 
+std::vector<char*> argv_of(std::vector<std::string>& args) {
+    std::vector<char*> pointers;
+    pointers.reserve(args.size() + 1);
+    for (std::string& arg : args)
+        pointers.push_back(arg.data());
+    pointers.push_back(nullptr);
+    return pointers;
+}
+
 Result<std::string> gantry_executable() {
     std::error_code failure;
     const auto path = std::filesystem::read_symlink("/proc/self/exe", failure);

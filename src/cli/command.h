@@ -53,6 +53,10 @@ int fail(const Error& error);
 // Prints `gantry: <domain>: <message>` on stderr and returns kExitUsage.
 int fail(std::string_view domain, std::string_view message);
 
+// Pointers to `args`' strings, null-terminated, for a main(argc, argv) or
+// exec: argc is args.size(). Valid while `args` is unchanged.
+std::vector<char*> argv_of(std::vector<std::string>& args);
+
 // The path of the running gantry, which it runs again (a broker, a job
 // shell, the brokers of other hosts) from /proc/self/exe.
 Result<std::string> gantry_executable();

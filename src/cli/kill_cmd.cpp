@@ -191,10 +191,8 @@ int kill_main(int argc, char** argv) {
         ->type_name("SIG")
         ->capture_default_str();
     std::vector<std::string> args = with_kill_signal_spelled(argc, argv);
-    std::vector<char*> pointers;
-    for (std::string& arg : args)
-        pointers.push_back(arg.data());
-    if (const auto code = parse_options(app, static_cast<int>(pointers.size()), pointers.data()))
+    std::vector<char*> pointers = argv_of(args);
+    if (const auto code = parse_options(app, static_cast<int>(args.size()), pointers.data()))
         return *code;
     const auto signal = parse_signal(signal_text);
     if (!signal)

@@ -92,10 +92,7 @@ int unknown_command(std::string_view name) {
 
 // Runs `sub` with `args` (args[0] is its name).
 int run_subcommand(const Subcommand& sub, std::vector<std::string> args) {
-    std::vector<char*> pointers;
-    for (std::string& arg : args)
-        pointers.push_back(arg.data());
-    pointers.push_back(nullptr);
+    std::vector<char*> pointers = gantry::cli::argv_of(args);
     return sub.main(static_cast<int>(args.size()), pointers.data());
 }
 

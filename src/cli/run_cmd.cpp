@@ -30,6 +30,7 @@
 #include "shell/map_io.h"
 #include "shell/plan_job.h"
 #include "shell/shell.h"
+#include "shell/spawn.h"
 #include "topo/topology.h"
 
 namespace gantry::cli {
@@ -319,10 +320,7 @@ int run_across_hosts(const RunCommand& run, const std::vector<std::string>& host
     args.insert(args.end(), {"--", self});
     for (int i = 0; i < argc; ++i)
         args.emplace_back(argv[i]);
-    std::vector<char*> start_argv;
-    for (std::string& arg : args)
-        start_argv.push_back(arg.data());
-    start_argv.push_back(nullptr);
+    std::vector<char*> start_argv = argv_of(args);
     // The run inside finds it in its environment, which it inherits.
     ::setenv(kAcrossHostsVariable, "1", 1);
     // In this process: every millisecond before the agents start is one
@@ -338,15 +336,8 @@ Result<std::optional<std::string>> slurm_allocation() {
     if (!nodelist || !*nodelist || std::getenv("SLURM_STEP_ID") || !cpus)
         return std::optional<std::string>{};
     const char* path = std::getenv("PATH");
-    std::string_view dirs = path ? path : "";
-    bool found = false;
-    for (std::size_t at = 0; at <= dirs.size() && !found;) {
-        const std::size_t colon = std::min(dirs.find(':', at), dirs.size());
-        const std::string srun = std::string(dirs.substr(at, colon - at)) + "/srun";
-        found = colon > at && ::access(srun.c_str(), X_OK) == 0;
-        at = colon + 1;
-    }
-    if (!found)
+    const std::vector<std::string> environment{path ? std::string("PATH=") + path : ""};
+    if (shell::find_command("srun", shell::search_path_of(environment), "").error != 0)
         return std::optional<std::string>{};
     auto hosts = slurm_hosts(nodelist, cpus);
     if (!hosts)
@@ -382,10 +373,7 @@ int run_in_allocation(const std::string& hosts, int argc, char** argv) {
                                      hosts};
     for (int i = 1; i < argc; ++i)
         args.emplace_back(argv[i]);
-    std::vector<char*> exec_argv;
-    for (std::string& arg : args)
-        exec_argv.push_back(arg.data());
-    exec_argv.push_back(nullptr);
+    std::vector<char*> exec_argv = argv_of(args);
     std::cout.flush();
     ::setenv(kAcrossHostsVariable, "1", 1);
     ::execvp("srun", exec_argv.data());

@@ -221,14 +221,12 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
     if (options.daemon)
         args.push_back("--daemon");
     args.insert(args.end(), command.begin(), command.end());
-    std::vector<char*> argv;
-    for (std::string& arg : args)
-        argv.push_back(arg.data());
+    std::vector<char*> argv = argv_of(args);
     // The launcher runs here, and its tasks are no job of an enclosing
     // instance.
     ::unsetenv(std::string(overlay::kUriVariable).c_str());
     ::unsetenv("GANTRY_JOB_ID");
-    auto run = parse_run_command("run", static_cast<int>(argv.size()), argv.data());
+    auto run = parse_run_command("run", static_cast<int>(args.size()), argv.data());
     if (!run)
         return fail(run.error());
     return run_here(*run, [](shell::Job& job) { job.exit_code_of_task_zero = true; });

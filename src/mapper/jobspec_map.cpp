@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <unordered_map>
 
 #include "mapper/display.h"
 #include "mapper/launch_plan.h"
@@ -173,6 +174,9 @@ Result<std::vector<Node>> node_pool(const Jobspec& spec, const MapInputs& inputs
     for (const Node& node : *nodes)
         job_names.push_back(node.name);
     const bool closed = allocation || spec.resources.R || !spec.job.hostfile.empty();
+    // An allocation's nodes, made when an app first names one the job's
+    // nodes do not hold.
+    std::optional<std::vector<Node>> allocated;
     bool any_app_hosts = false;
     for (std::size_t k = 0; k < spec.apps.size(); ++k) {
         auto hosts = host_specs(spec, inputs, spec.apps[k].hosts, spec.apps[k].hostfile);
@@ -187,9 +191,12 @@ Result<std::vector<Node>> node_pool(const Jobspec& spec, const MapInputs& inputs
             if (known)
                 continue;
             if (allocation) {
-                auto allocated = nodes_from_resources(*allocation, inputs.ranks, cpus, here);
-                if (!allocated)
-                    return allocated.error();
+                if (!allocated) {
+                    auto made = nodes_from_resources(*allocation, inputs.ranks, cpus, here);
+                    if (!made)
+                        return made.error();
+                    allocated = std::move(*made);
+                }
                 auto node = nodes_of_hosts(std::span(&host, 1), *allocated, cpus);
                 if (!node)
                     return run_error("app " + std::to_string(k) + "'s host " + host.name +
@@ -245,18 +252,20 @@ Status set_seq_lines(const Jobspec& spec, const MapInputs& inputs, JobRequest& r
 // following its node: a job shell's node is its rank's place in R, whatever
 // order -H named the hosts in.
 void order_by_ranks(JobMap& map, const ResourceSet& allocation) {
-    std::vector<std::string> names;
+    std::unordered_map<std::string, std::size_t> place_of_name;
     for (const auto& [rank, target] : allocation.targets())
-        names.push_back(target.hostname.empty() ? "rank" + std::to_string(rank) : target.hostname);
-    const auto place = [&](const Node& node) {
-        return std::find(names.begin(), names.end(), node.name) - names.begin();
-    };
+        place_of_name.emplace(
+            target.hostname.empty() ? "rank" + std::to_string(rank) : target.hostname,
+            place_of_name.size());
+    std::vector<std::size_t> place(map.nodes.size());
     std::vector<std::uint32_t> order(map.nodes.size());
-    for (std::uint32_t i = 0; i < order.size(); ++i)
+    for (std::uint32_t i = 0; i < order.size(); ++i) {
+        const auto found = place_of_name.find(map.nodes[i].name);
+        place[i] = found == place_of_name.end() ? place_of_name.size() : found->second;
         order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return place(map.nodes[a]) < place(map.nodes[b]);
-    });
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return place[a] < place[b]; });
     std::vector<std::uint32_t> moved_to(order.size());
     std::vector<Node> nodes;
     nodes.reserve(order.size());

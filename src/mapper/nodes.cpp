@@ -339,14 +339,16 @@ std::vector<Node> make_nodes(std::span<const HostSpec> hosts, const Topology& to
 
 Result<std::vector<Node>> nodes_of_hosts(std::span<const HostSpec> hosts,
                                          std::span<const Node> allocated, CpuUnit cpus) {
+    std::unordered_map<std::string_view, const Node*> by_name;
+    for (const Node& node : allocated)
+        by_name.emplace(node.name, &node);  // the first of a name
     std::vector<Node> nodes;
     nodes.reserve(hosts.size());
     for (const HostSpec& host : hosts) {
-        const auto found = std::find_if(allocated.begin(), allocated.end(),
-                                        [&](const Node& node) { return node.name == host.name; });
-        if (found == allocated.end())
+        const auto found = by_name.find(host.name);
+        if (found == by_name.end())
             return Error("hosts", "host " + host.name + " is not among the job's nodes");
-        Node node = *found;
+        Node node = *found->second;
         give_slots(node, host, cpus);
         nodes.push_back(std::move(node));
     }
