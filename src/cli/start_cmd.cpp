@@ -362,27 +362,50 @@ std::vector<std::string> joining_broker(const Options& options, const std::strin
     return argv;
 }
 
-// `gantry start -H HOSTS`: rank 0 here, a broker on each other host through
-// the launch agent. Rank 0's node runs jobs only when the hosts name it.
-Result<broker::InstanceOptions> launched_instance(const Options& options,
-                                                  std::vector<std::string> names,
-                                                  std::vector<std::string> command,
-                                                  broker::MembershipOptions membership,
-                                                  std::shared_ptr<overlay::LaunchedHosts>& hosts) {
-    const std::string here = local_hostname();
-    const bool here_named = std::find(names.begin(), names.end(), here) != names.end();
-    std::erase(names, here);
+// What `gantry start -H` is told, checked before anything starts: bad
+// hosts, agent, timeout or address are bad options (exit 2).
+struct HostLaunch {
+    std::vector<std::string> hosts;  // the other hosts, in order
+    bool here_named = false;         // this machine is among them: rank 0 runs jobs
+    std::vector<std::string> agent;
+    std::chrono::milliseconds timeout{0};
     std::optional<std::string> address;  // where the other hosts reach rank 0
+};
+
+Result<HostLaunch> host_launch(const Options& options) {
+    auto names = named_hosts(options);
+    if (!names)
+        return names.error();
+    HostLaunch launch;
+    const std::string here = local_hostname();
+    launch.here_named = std::find(names->begin(), names->end(), here) != names->end();
+    std::erase(*names, here);
+    launch.hosts = std::move(*names);
+    auto agent = launch_agent(options);
+    if (!agent)
+        return agent.error();
+    launch.agent = std::move(*agent);
+    const auto timeout = parse_duration(kDomain, options.launch_timeout);
+    if (!timeout)
+        return error("--launch-timeout: " + timeout.error().str());
+    launch.timeout = *timeout;
     if (options.overlay_address) {
         auto chosen = overlay::local_address(*options.overlay_address);
         if (!chosen)
             return error("--overlay-address: " + chosen.error().message());
-        address = *chosen;
+        launch.address = *chosen;
     }
+    return launch;
+}
+
+// `gantry start -H HOSTS`: rank 0 here, a broker on each other host through
+// the launch agent. Rank 0's node runs jobs only when the hosts name it.
+Result<broker::InstanceOptions> launched_instance(const Options& options, const HostLaunch& launch,
+                                                  std::vector<std::string> command,
+                                                  broker::MembershipOptions membership,
+                                                  std::shared_ptr<overlay::LaunchedHosts>& hosts) {
+    const std::vector<std::string>& names = launch.hosts;
     if (!names.empty()) {
-        auto agent = launch_agent(options);
-        if (!agent)
-            return agent.error();
         auto gantry = gantry_executable();
         if (!gantry)
             return gantry.error();
@@ -392,10 +415,10 @@ Result<broker::InstanceOptions> launched_instance(const Options& options,
             launches.push_back(
                 {names[rank - 1],
                  joining_broker(options, options.prefix ? *options.prefix + "/bin/gantry" : *gantry,
-                                rank, size, names[rank - 1], address)});
+                                rank, size, names[rank - 1], launch.address)});
         // The agents first: what this host does next overlaps their
         // connections.
-        auto launched = overlay::LaunchedHosts::start(*agent, std::move(launches));
+        auto launched = overlay::LaunchedHosts::start(launch.agent, std::move(launches));
         if (!launched)
             return launched.error();
         hosts = std::move(*launched);
@@ -407,15 +430,12 @@ Result<broker::InstanceOptions> launched_instance(const Options& options,
         options.state_dir, std::move(*resources), std::move(command), {}};
     if (!hosts)
         return instance;  // this host alone
-    const auto timeout = parse_duration(kDomain, options.launch_timeout);
-    if (!timeout)
-        return error("--launch-timeout: " + timeout.error().str());
     // Unless told, on every interface: each host is told the address its
     // ssh connection came to (bootstrap.h), which needs no name resolved
     // here.
-    membership.bind_host = address.value_or("*");
-    instance.bootstrap = broker::Bootstrap::from_launched(hosts, options.fanout, *timeout);
-    instance.rank_zero_runs_jobs = here_named;
+    membership.bind_host = launch.address.value_or("*");
+    instance.bootstrap = broker::Bootstrap::from_launched(hosts, options.fanout, launch.timeout);
+    instance.rank_zero_runs_jobs = launch.here_named;
     instance.membership = membership;
     return instance;
 }
@@ -424,12 +444,11 @@ Result<broker::InstanceOptions> launched_instance(const Options& options,
 // hosts: their brokers have gone with the instance by then, or go now.
 int start_on_hosts(const Options& options, std::vector<std::string> command,
                    const broker::MembershipOptions& membership) {
-    auto names = named_hosts(options);
-    if (!names)
-        return fail(names.error());
+    auto launch = host_launch(options);
+    if (!launch)
+        return fail(launch.error());
     std::shared_ptr<overlay::LaunchedHosts> hosts;
-    auto instance =
-        launched_instance(options, std::move(*names), std::move(command), membership, hosts);
+    auto instance = launched_instance(options, *launch, std::move(command), membership, hosts);
     if (!instance)
         return runtime_failure(instance.error());
     const auto exit_code = broker::run_instance(std::move(*instance));

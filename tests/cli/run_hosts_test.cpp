@@ -234,7 +234,11 @@ TEST(StartOnHosts, BadUsesAreOneLine) {
     EXPECT_EQ(std::count(hosts.err.begin(), hosts.err.end(), '\n'), 1) << hosts.err;
     const auto agent = run_gantry({"start", "-H", "a", "--launch-agent", " ", "true"});
     EXPECT_EQ(agent.err, "gantry: launch: the launch agent \" \" names no command\n");
-    EXPECT_EQ(agent.exit_code, 1);
+    EXPECT_EQ(agent.exit_code, 2);
+    const auto timeout = run_gantry({"start", "-H", "a", "--launch-timeout", "soon", "true"});
+    EXPECT_EQ(timeout.exit_code, 2);
+    EXPECT_TRUE(timeout.err.starts_with("gantry: start: --launch-timeout: ")) << timeout.err;
+    EXPECT_EQ(std::count(timeout.err.begin(), timeout.err.end(), '\n'), 1) << timeout.err;
     const auto daemon = run_gantry({"start", "-H", "a", "--daemon"});
     EXPECT_EQ(daemon.err,
               "gantry: start: --daemon: the brokers -H starts end with their launcher\n");
