@@ -4,7 +4,7 @@
 set -eu
 packages="cmake ninja-build g++ pkg-config libhwloc-dev hwloc nlohmann-json3-dev libcli11-dev
 libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev clang libclang-rt-14-dev
-libasio-dev mpich libmpich-dev jq libzmq3-dev cppzmq-dev lld
+libasio-dev mpich libmpich-dev libpmix-dev openmpi-bin libopenmpi-dev jq libzmq3-dev cppzmq-dev lld
 slurmctld slurmd slurm-client munge openssh-server openssh-client"
 missing=""
 for p in $packages; do

@@ -20,8 +20,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,10 +37,12 @@
 #include "shell/input.h"
 #include "shell/io_fd.h"
 #include "shell/output.h"
+#include "shell/pmix_clients.h"
 #include "shell/readiness.h"
 #include "shell/records.h"
 #include "shell/sink.h"
 #include "shell/spawn.h"
+#include "util/base64.h"
 #include "util/duration.h"
 
 namespace gantry::shell {
@@ -287,6 +292,47 @@ struct Plumbing {
     std::optional<std::size_t> receiver;  // of the job's stdin
 };
 
+// Hands the PMIx server's events, which come on the library's thread, to
+// the shell's loop until the job ends. Whether a task has connected and
+// finalized is recorded at once rather than posted: a task's finalize is
+// then always seen before its end (task_exited), which a posted record
+// could follow.
+class PmixMailbox {
+public:
+    explicit PmixMailbox(asio::io_context& loop) : loop_(&loop) {}
+
+    template <typename Handler>
+    void post(Handler handler) {
+        const std::lock_guard lock(mutex_);
+        if (loop_)
+            asio::post(*loop_, std::move(handler));
+    }
+    // The loop is going: later events are dropped.
+    void close() {
+        const std::lock_guard lock(mutex_);
+        loop_ = nullptr;
+    }
+    void connected(std::uint32_t rank) {
+        const std::lock_guard lock(mutex_);
+        connected_.insert(rank);
+    }
+    void finalized(std::uint32_t rank) {
+        const std::lock_guard lock(mutex_);
+        finalized_.insert(rank);
+    }
+    // Connected and not finalized: its peers may wait for it in a fence.
+    bool in_session(std::uint32_t rank) const {
+        const std::lock_guard lock(mutex_);
+        return connected_.contains(rank) && !finalized_.contains(rank);
+    }
+
+private:
+    mutable std::mutex mutex_;
+    asio::io_context* loop_;
+    std::set<std::uint32_t> connected_;
+    std::set<std::uint32_t> finalized_;
+};
+
 class JobRun {
 public:
     explicit JobRun(const Job& job)
@@ -321,7 +367,13 @@ private:
     void drain_after_exit(RunningTask& task, TaskStream& stream);
     void close_stream(TaskStream& stream);
 
-    // PMI.
+    // PMI-1 and PMIx.
+    bool start_pmix(const std::vector<std::string>& paths);
+    void pmix_fence(std::string data, pmix::Events::FenceDone done);
+    void hand_over_barrier(pmi::KeyValues puts,
+                           std::function<void(const pmi::KeyValues&)> complete);
+    void complete_next_barrier(const pmi::KeyValues& merged_puts);
+    void aborted(std::uint32_t rank, int exit_code, std::string_view how);
     void wait_pmi(RunningTask& task);
     void read_pmi(RunningTask& task);
     void handle(RunningTask& from, pmi::Effects effects);
@@ -368,6 +420,11 @@ private:
     std::unique_ptr<InputFeeder> input_;
     pmi::Server pmi_;
     std::shared_ptr<PmiOwner> pmi_owner_;
+    // The barriers and fences handed over, oldest first: each one's owner
+    // answers them in this order.
+    std::deque<std::function<void(const pmi::KeyValues&)>> barriers_;
+    std::shared_ptr<PmixMailbox> pmix_mailbox_ = std::make_shared<PmixMailbox>(loop_);
+    std::unique_ptr<pmix::Job> pmix_;  // null: the job gets no PMIx
     asio::signal_set signals_;
     asio::steady_timer time_limit_;
     asio::steady_timer kill_timer_;
@@ -438,6 +495,8 @@ int JobRun::run() {
         signals_.add(signal);
     wait_signal();
 
+    if (!start_pmix(*paths))
+        return *failure_code_;
     const bool started = start_tasks(*paths, file_limit.original());
     starting_ = false;
     if (started)
@@ -447,6 +506,8 @@ int JobRun::run() {
     start_time_limit();
     asio::post(loop_, [this] { reap(); });  // a task may have ended before SIGCHLD was seen
     loop_.run();
+    pmix_mailbox_->close();
+    pmix_.reset();
 
     // What the tasks left running (a `cmd &`, a daemon) ends with the job.
     if (containment_)
@@ -586,8 +647,18 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         const TaskFds fds{plumbing->task_in ? plumbing->task_in.get() : dev_null.get(),
                           plumbing->task_out.get(),
                           plumbing->task_err ? plumbing->task_err.get() : plumbing->task_out.get(),
-                          plumbing->task_pmi.get()};
-        const StartResult started = spawner.start(task, paths[i], fds);
+                          plumbing->task_pmi ? plumbing->task_pmi.get() : -1};
+        std::vector<std::string> pmix_env;
+        if (pmix_) {
+            auto env = pmix_->task_environment(task.rank);
+            if (!env) {
+                fail(kShellFailure, "gantry: task " + task_name(task) + ": " + env.error().str());
+                kill_job();
+                return false;
+            }
+            pmix_env = std::move(*env);
+        }
+        const StartResult started = spawner.start(task, paths[i], fds, pmix_env);
         if (started.failed != StartStep::kNone) {
             if (plumbing->receiver)
                 input_->drop(*plumbing->receiver);
@@ -623,13 +694,17 @@ Result<Plumbing> JobRun::make_plumbing(const Task& task) {
             return made.error();
         err.emplace(std::move(*made));
     }
-    auto pmi = make_socket_pair();
-    if (!pmi)
-        return pmi.error();
+    std::optional<Pipe> pmi;
+    if (job_.serve_pmi1) {
+        auto made = make_socket_pair();
+        if (!made)
+            return made.error();
+        pmi.emplace(std::move(*made));
+    }
     Plumbing plumbing;
     for (auto [from, to] : {std::pair{&out->write, &plumbing.task_out},
                             std::pair{err ? &err->write : nullptr, &plumbing.task_err},
-                            std::pair{&pmi->write, &plumbing.task_pmi}}) {
+                            std::pair{pmi ? &pmi->write : nullptr, &plumbing.task_pmi}}) {
         if (!from)
             continue;
         auto moved = at_least(std::move(*from), 4);
@@ -640,7 +715,8 @@ Result<Plumbing> JobRun::make_plumbing(const Task& task) {
     plumbing.shell_out = std::move(out->read);
     if (err)
         plumbing.shell_err = std::move(err->read);
-    plumbing.shell_pmi = std::move(pmi->read);
+    if (pmi)
+        plumbing.shell_pmi = std::move(pmi->read);
     if (input_ && receives_input(task)) {
         auto receiver = input_->add_receiver();
         if (!receiver)
@@ -692,7 +768,6 @@ void JobRun::watch(RunningTask& task, Plumbing& plumbing) {
     task.out.pipe.emplace(loop_, plumbing.shell_out.release());
     if (plumbing.shell_err)
         task.err.pipe.emplace(loop_, plumbing.shell_err.release());
-    task.pmi.socket.emplace(loop_, plumbing.shell_pmi.release());
     // The shell's own ends: reads and writes on them never block.
     for (TaskStream* stream : {&task.out, &task.err}) {
         if (!stream->pipe)
@@ -701,6 +776,9 @@ void JobRun::watch(RunningTask& task, Plumbing& plumbing) {
         ++open_streams_;
         wait_readable(task, *stream);
     }
+    if (!plumbing.shell_pmi)
+        return;
+    task.pmi.socket.emplace(loop_, plumbing.shell_pmi.release());
     task.pmi.socket->non_blocking(true);
     wait_pmi(task);
 }
@@ -804,32 +882,128 @@ void JobRun::handle(RunningTask& from, pmi::Effects effects) {
     send_replies(effects.replies);
     // The owner may complete the barrier at once (the local one does), so
     // after the replies to what came before it.
-    if (effects.local_barrier) {
-        if (job_.supervisor_fd && job_.pmi_through_supervisor)
-            send_record({.kind = records::Record::Kind::kFence,
-                         .bytes = records::encode_key_values(effects.local_barrier->puts)});
-        else
-            pmi_owner_->barrier(std::move(effects.local_barrier->puts),
-                                [this](const pmi::KeyValues& merged) { complete_barrier(merged); });
-    }
+    if (effects.local_barrier)
+        hand_over_barrier(std::move(effects.local_barrier->puts),
+                          [this](const pmi::KeyValues& merged) { complete_barrier(merged); });
     if (effects.protocol_error) {
         say("gantry: task " + task_name(from.task) + ": " + *effects.protocol_error);
         if (!from.reaped)
             ::killpg(from.pid, SIGKILL);
     }
-    if (effects.abort_exit_code && !abort_code_) {
-        const std::uint32_t rank = effects.abort_rank.value_or(from.task.rank);
-        const auto aborting = task_of_rank_.find(rank);
-        const std::string who = aborting != task_of_rank_.end()
-                                    ? task_name(tasks_[aborting->second].task)
-                                    : std::to_string(rank) + " (" + job_.hostname + ")";
-        abort_code_ = *effects.abort_exit_code;
-        if (!failure_code_)
-            failure_code_ = *abort_code_;  // the tasks killed now are not the failure
-        say("gantry: task " + who + " called MPI_Abort / PMI abort with exit code " +
-            std::to_string(*abort_code_));
-        kill_job();
+    if (effects.abort_exit_code)
+        aborted(effects.abort_rank.value_or(from.task.rank), *effects.abort_exit_code, "PMI abort");
+}
+
+// MPI_Abort: the job ends at once with the task's code. `how`: the call,
+// as the message names it.
+void JobRun::aborted(std::uint32_t rank, int exit_code, std::string_view how) {
+    if (abort_code_)
+        return;
+    const auto aborting = task_of_rank_.find(rank);
+    const std::string who = aborting != task_of_rank_.end()
+                                ? task_name(tasks_[aborting->second].task)
+                                : std::to_string(rank) + " (" + job_.hostname + ")";
+    abort_code_ = exit_code;
+    if (!failure_code_)
+        failure_code_ = exit_code;  // the tasks killed now are not the failure
+    say("gantry: task " + who + " called MPI_Abort / " + std::string(how) + " with exit code " +
+        std::to_string(exit_code));
+    kill_job();
+}
+
+// Each barrier goes to the owner, or through the supervisor to the
+// instance, and its answer to `complete`.
+void JobRun::hand_over_barrier(pmi::KeyValues puts,
+                               std::function<void(const pmi::KeyValues&)> complete) {
+    barriers_.push_back(std::move(complete));
+    if (job_.supervisor_fd && job_.pmi_through_supervisor)
+        send_record(
+            {.kind = records::Record::Kind::kFence, .bytes = records::encode_key_values(puts)});
+    else
+        pmi_owner_->barrier(std::move(puts), [this](const pmi::KeyValues& merged) {
+            complete_next_barrier(merged);
+        });
+}
+
+void JobRun::complete_next_barrier(const pmi::KeyValues& merged_puts) {
+    if (barriers_.empty()) {
+        say("gantry: shell: a barrier was completed that nobody is in");
+        return;
     }
+    auto complete = std::move(barriers_.front());
+    barriers_.pop_front();
+    complete(merged_puts);
+}
+
+// The key a node's part of a PMIx fence travels under: its first rank's.
+constexpr std::string_view kPmixFencePrefix = "pmix.";
+
+bool JobRun::start_pmix(const std::vector<std::string>& paths) {
+    if (job_.serve_pmix == Job::Pmix::kNever || job_.tasks.empty())
+        return true;
+    if (job_.serve_pmix == Job::Pmix::kWhenClient) {
+        const std::set<std::string> programs(paths.begin(), paths.end());
+        if (std::none_of(programs.begin(), programs.end(),
+                         [](const std::string& path) { return may_be_pmix_client(path); }))
+            return true;
+    }
+    const pmi::JobInfo pmi = pmi_info_of(job_);
+    pmix::JobInfo info;
+    info.nspace = pmi.kvsname;
+    info.universe_size = pmi.universe_size;
+    info.app_of_rank = pmi.appnum_of_rank;
+    info.app_of_rank.resize(pmi.size, 0);
+    if (job_.node_names.empty()) {
+        info.node_names = {job_.hostname.empty() ? std::string("localhost") : job_.hostname};
+        info.node_of_rank.assign(info.app_of_rank.size(), 0);
+    } else {
+        info.node_names = job_.node_names;
+        info.node_of_rank = job_.node_of_rank;
+        info.node = job_.node_id;
+    }
+    for (const Task& task : job_.tasks)
+        info.bindings.emplace(task.rank, task.cpus_os);
+
+    const std::shared_ptr<PmixMailbox> mailbox = pmix_mailbox_;
+    pmix::Events events;
+    events.connected = [mailbox](std::uint32_t rank) { mailbox->connected(rank); };
+    events.finalized = [mailbox](std::uint32_t rank) { mailbox->finalized(rank); };
+    events.abort = [this, mailbox](std::uint32_t rank, int status, const std::string&) {
+        mailbox->post([this, rank, status] { aborted(rank, status, "PMIx_Abort"); });
+    };
+    events.fence = [this, mailbox](std::string data, pmix::Events::FenceDone done) {
+        mailbox->post([this, data = std::move(data), done = std::move(done)]() mutable {
+            pmix_fence(std::move(data), std::move(done));
+        });
+    };
+    auto started = pmix::Job::start(info, std::move(events));
+    if (!started) {
+        fail(kShellFailure, "gantry: shell: " + started.error().str());
+        return false;
+    }
+    pmix_ = std::move(*started);
+    return true;
+}
+
+// Every task of this node is in a PMIx fence: its data goes to the owner as
+// one put, and every node's come back, concatenated for the library.
+void JobRun::pmix_fence(std::string data, pmix::Events::FenceDone done) {
+    const std::string key = std::string(kPmixFencePrefix) + std::to_string(job_.tasks.front().rank);
+    pmi::KeyValues puts{{key, base64_encode(data)}};
+    hand_over_barrier(std::move(puts), [done = std::move(done)](const pmi::KeyValues& merged) {
+        std::string all;
+        for (const auto& [name, value] : merged) {
+            if (!name.starts_with(kPmixFencePrefix))
+                continue;
+            auto part = base64_decode(value);
+            if (!part) {
+                done(std::nullopt);
+                return;
+            }
+            all += *part;
+        }
+        done(std::move(all));
+    });
 }
 
 void JobRun::send_replies(const std::vector<pmi::Reply>& replies) {
@@ -997,7 +1171,7 @@ void JobRun::obey(const records::Control& control) {
                                 ": killing the job");
                 return;
             }
-            complete_barrier(*merged);
+            complete_next_barrier(*merged);
             return;
         }
     }
@@ -1074,7 +1248,9 @@ void JobRun::task_exited(RunningTask& task, int wait_status) {
     if (rank == 0)
         task_zero_status_ = wait_status;
     // Its peers would wait for it in a barrier forever.
-    const bool left_pmi_peers = pmi_.initialized(rank) && !pmi_.finalized(rank) && !live_.empty();
+    const bool left_pmi_peers =
+        ((pmi_.initialized(rank) && !pmi_.finalized(rank)) || pmix_mailbox_->in_session(rank)) &&
+        !live_.empty();
     if (exit_code_of(wait_status) != 0) {
         fail(exit_code_of(wait_status),
              "gantry: task " + task_name(task.task) + " " + describe_end(wait_status));

@@ -1,7 +1,8 @@
 // The shell: runs one node's share of a job. It spawns each task bound to
-// its cpus with its environment and stdio, serves the job PMI-1, forwards
-// signals, enforces the time limit, and turns the tasks' exit statuses into
-// the job's exit code. One event loop (Asio), no threads.
+// its cpus with its environment and stdio, serves the job PMI-1 and PMIx,
+// forwards signals, enforces the time limit, and turns the tasks' exit
+// statuses into the job's exit code. One event loop (Asio); the PMIx
+// server library's thread only hands its events to it.
 #pragma once
 
 #include <sys/resource.h>
@@ -18,6 +19,7 @@
 
 #include "formats/idset.h"
 #include "pmi/server.h"
+#include "pmix/server.h"
 
 namespace gantry::shell {
 
@@ -71,9 +73,10 @@ struct Limits {
 // tasks only (pmi::Server), so when they have all entered a barrier the
 // shell hands the puts they made to the owner, which gathers those of every
 // node of the job and gives them back merged; the shell then answers its
-// tasks' barrier_in. The same shape will carry PMIx fences, and an
-// instance's broker, the owner of a job that spans nodes, will merge across
-// them there.
+// tasks' barrier_in. A PMIx fence goes the same way, its node's data as one
+// put of a key of its own ("pmix.RANK", RANK the node's first). An
+// instance's broker, the owner of a job that spans nodes, merges across
+// them.
 class PmiOwner {
 public:
     // Takes the puts of every node of the job, merged.
@@ -108,6 +111,17 @@ struct Job {
     pmi::JobInfo pmi;
     // Who completes the PMI barriers; null: a LocalPmiOwner.
     std::shared_ptr<PmiOwner> pmi_owner;
+    // Which interfaces the tasks get (--mpi): PMI-1 on PMI_FD, and PMIx
+    // from the shell's PMIx server always, never, or (the default) when an
+    // app's program may be a PMIx client (shell/pmix_clients.h, docs/pmi.md).
+    enum class Pmix { kWhenClient, kAlways, kNever };
+    bool serve_pmi1 = true;
+    Pmix serve_pmix = Pmix::kWhenClient;
+    // Where the job's tasks run, for PMIx: the job's nodes by node id, each
+    // rank's node id, and this node's. Empty: every task is on this node.
+    std::vector<std::string> node_names;
+    std::vector<std::uint32_t> node_of_rank;
+    std::uint32_t node_id = 0;
     Input input;
     Output output;
     Limits limits;

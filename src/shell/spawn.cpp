@@ -94,11 +94,12 @@ struct ChildArgs {
     if (syscall(SYS_setpgid, 0, 0) != 0)
         return child_failed(args, StartStep::kProcessGroup);
     for (int target = 0; target < 4; ++target)
-        if (syscall(SYS_dup3, args->fds[target], target, 0) < 0)
+        if (args->fds[target] >= 0 && syscall(SYS_dup3, args->fds[target], target, 0) < 0)
             return child_failed(args, StartStep::kStdio);
     // No stray descriptor of the shell's process reaches the task (a kernel
-    // without close_range leaves those without close-on-exec open).
-    syscall(SYS_close_range, 4, ~0U, 0);
+    // without close_range leaves those without close-on-exec open); without
+    // PMI-1, not its fd 3 either.
+    syscall(SYS_close_range, args->fds[kPmiFd] >= 0 ? 4 : 3, ~0U, 0);
     if (args->cwd && syscall(SYS_chdir, args->cwd) != 0)
         return child_failed(args, StartStep::kDirectory);
     if (args->umask >= 0)
@@ -132,6 +133,11 @@ int check_executable(const std::string& file) {
     if (::faccessat(AT_FDCWD, file.c_str(), X_OK, AT_EACCESS) != 0)
         return errno;
     return 0;
+}
+
+// The name of a "NAME=VALUE" entry.
+std::string_view name_of(std::string_view entry) {
+    return entry.substr(0, entry.find('='));
 }
 
 }  // namespace
@@ -196,7 +202,8 @@ Spawner::~Spawner() {
         ::munmap(stack_, stack_size_);
 }
 
-StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fds) {
+StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fds,
+                           std::span<const std::string> extra_env) {
     if (!stack_)
         return {-1, StartStep::kClone, ENOMEM};
     argv_.clear();
@@ -204,10 +211,18 @@ StartResult Spawner::start(const Task& task, const std::string& path, TaskFds fd
         argv_.push_back(const_cast<char*>(arg.c_str()));
     argv_.push_back(nullptr);
     envp_.clear();
+    const auto replaced = [extra_env](std::string_view entry) {
+        return std::any_of(extra_env.begin(), extra_env.end(), [entry](const std::string& extra) {
+            return name_of(extra) == name_of(entry);
+        });
+    };
     for (const std::string& entry : task.env)
-        if (!entry.starts_with("PMI_FD="))
+        if (!entry.starts_with("PMI_FD=") && (extra_env.empty() || !replaced(entry)))
             envp_.push_back(const_cast<char*>(entry.c_str()));
-    envp_.push_back(const_cast<char*>(kPmiFdEntry.data()));
+    for (const std::string& entry : extra_env)
+        envp_.push_back(const_cast<char*>(entry.c_str()));
+    if (fds.pmi >= 0)
+        envp_.push_back(const_cast<char*>(kPmiFdEntry.data()));
     envp_.push_back(nullptr);
     cpu_mask_.clear();
     if (const auto last = task.cpus_os.last()) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,7 +73,7 @@ struct TaskFds {
     int in = -1;
     int out = -1;
     int err = -1;
-    int pmi = -1;
+    int pmi = -1;  // -1: no PMI-1 (no fd 3, no PMI_FD)
 };
 
 // Everything the same for every task of a job, prepared once: its stack for
@@ -92,8 +93,11 @@ public:
     // before that exits at once), the job's cgroup, cpu binding, own process
     // group, stdio and PMI at fd 3 (PMI_FD=3 added to its environment),
     // every other descriptor closed, directory, umask, limits, signals
-    // reset, execve. The caller blocks signals around a series of starts.
-    StartResult start(const Task& task, const std::string& path, TaskFds fds);
+    // reset, execve. `extra_env` ("NAME=VALUE") is added to the task's
+    // environment, in place of its variables of the same names. The caller
+    // blocks signals around a series of starts.
+    StartResult start(const Task& task, const std::string& path, TaskFds fds,
+                      std::span<const std::string> extra_env = {});
 
 private:
     void* stack_ = nullptr;
