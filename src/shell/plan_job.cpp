@@ -21,13 +21,6 @@ namespace {
 // The options of the jobspec are `gantry run`'s: their messages too.
 constexpr std::string_view kDomain = "run";
 
-std::uint32_t nodes_with_tasks(const JobMap& map) {
-    std::vector<bool> used(map.nodes.size(), false);
-    for (const gantry::Task& task : map.tasks)
-        used[task.node] = true;
-    return static_cast<std::uint32_t>(std::count(used.begin(), used.end(), true));
-}
-
 // An app's env rules, an --env-file's path taken from attributes.cwd.
 std::vector<EnvRule> env_rules_of(const Jobspec& spec, const Jobspec::App& app) {
     std::vector<EnvRule> rules = app.env;
@@ -185,6 +178,17 @@ Status add_rank_dir(const Jobspec& spec, const std::string& job_id, Output& outp
     return {};
 }
 
+// --mpi: which interfaces the tasks get (docs/pmi.md).
+Status set_interfaces(std::string_view mpi, LaunchSettings& settings) {
+    if (mpi.empty())
+        return {};
+    if (mpi != "pmix" && mpi != "pmi1" && mpi != "none")
+        return Error("--mpi", "'" + std::string(mpi) + "' is not pmix, pmi1 or none");
+    settings.serve_pmi1 = mpi == "pmi1";
+    settings.serve_pmix = mpi == "pmix" ? Job::Pmix::kAlways : Job::Pmix::kNever;
+    return {};
+}
+
 }  // namespace
 
 Result<LaunchSettings> launch_settings(const Jobspec& spec, const JobMap& map, std::string job_id) {
@@ -228,6 +232,8 @@ Result<LaunchSettings> launch_settings(const Jobspec& spec, const JobMap& map, s
     for (const std::string& text : attributes.rlimits)
         if (auto status = add_rlimits(text, settings.soft_limits); !status)
             return status.error();
+    if (auto status = set_interfaces(attributes.mpi, settings); !status)
+        return status.error();
     auto mask = umask_of(attributes.umask);
     if (!mask)
         return mask.error();
@@ -270,6 +276,22 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
     job.limits = settings.limits;
     job.soft_limits = settings.soft_limits;
     job.umask = settings.umask;
+    job.serve_pmi1 = settings.serve_pmi1;
+    job.serve_pmix = settings.serve_pmix;
+    // PMIx numbers the job's nodes that have tasks, in node order.
+    std::vector<std::uint32_t> node_id(map.nodes.size(), 0);
+    std::vector<bool> used(map.nodes.size(), false);
+    for (const gantry::Task& task : map.tasks)
+        used[task.node] = true;
+    for (std::size_t node = 0; node < map.nodes.size(); ++node)
+        if (used[node]) {
+            node_id[node] = static_cast<std::uint32_t>(job.node_names.size());
+            job.node_names.push_back(map.nodes[node].name);
+        }
+    job.node_of_rank.reserve(map.tasks.size());
+    for (const gantry::Task& task : map.tasks)
+        job.node_of_rank.push_back(node_id[task.node]);
+    job.node_id = plan.node < node_id.size() ? node_id[plan.node] : 0;
 
     // Every task of an app starts from the same environment; only its place
     // in the job differs.
@@ -286,7 +308,7 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
         app_env.push_back(std::move(env));
     }
     const std::string wrapped = task_map(map).to_wrapped();
-    const std::uint32_t nnodes = nodes_with_tasks(map);
+    const auto nnodes = static_cast<std::uint32_t>(job.node_names.size());
     for (const LaunchTask& launch : plan.tasks) {
         Environment env = app_env[launch.app];
         set_task_variables(

@@ -31,6 +31,8 @@ struct LaunchSettings {
     Limits limits;
     std::vector<std::pair<int, rlim_t>> soft_limits;
     std::optional<mode_t> umask;
+    bool serve_pmi1 = true;  // --mpi
+    Job::Pmix serve_pmix = Job::Pmix::kWhenClient;
 };
 
 // The shell's settings of `spec`'s job, mapped as `map`: the apps' env

@@ -40,6 +40,7 @@
 #include "shell/pmix_clients.h"
 #include "shell/readiness.h"
 #include "shell/records.h"
+#include "topo/topology.h"
 #include "shell/sink.h"
 #include "shell/spawn.h"
 #include "util/base64.h"
@@ -369,6 +370,7 @@ private:
 
     // PMI-1 and PMIx.
     bool start_pmix(const std::vector<std::string>& paths);
+    std::vector<std::string> pmix_variables(const Task& task, std::vector<std::string> from_server);
     void pmix_fence(std::string data, pmix::Events::FenceDone done);
     void hand_over_barrier(pmi::KeyValues puts,
                            std::function<void(const pmi::KeyValues&)> complete);
@@ -656,7 +658,7 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
                 kill_job();
                 return false;
             }
-            pmix_env = std::move(*env);
+            pmix_env = pmix_variables(task, std::move(*env));
         }
         const StartResult started = spawner.start(task, paths[i], fds, pmix_env);
         if (started.failed != StartStep::kNone) {
@@ -983,6 +985,24 @@ bool JobRun::start_pmix(const std::vector<std::string>& paths) {
     }
     pmix_ = std::move(*started);
     return true;
+}
+
+// What the server gives a task, but the Open MPI settings the task's
+// environment has already: the user's. Brokers posing as nodes of one
+// machine (`gantry start --test-size`) each keep Open MPI's shared-memory
+// files in the job's own directory: their names hold the machine's host
+// name and the task's local rank, alike on every such node.
+std::vector<std::string> JobRun::pmix_variables(const Task& task,
+                                                std::vector<std::string> from_server) {
+    if (!job_.hostname.empty() && job_.hostname != local_hostname())
+        from_server.push_back("OMPI_MCA_btl_vader_backing_directory=" + pmix_->directory());
+    std::erase_if(from_server, [&task](const std::string& variable) {
+        const std::string_view name = std::string_view(variable).substr(0, variable.find('=') + 1);
+        return name.starts_with("OMPI_MCA_") &&
+               std::any_of(task.env.begin(), task.env.end(),
+                           [name](const std::string& entry) { return entry.starts_with(name); });
+    });
+    return from_server;
 }
 
 // Every task of this node is in a PMIx fence: its data goes to the owner as
