@@ -15,6 +15,7 @@
 
 #include <asio/write.hpp>
 
+#include "pmix/server.h"
 #include "shell/cgroup.h"
 #include "shell/fd.h"
 #include "util/file.h"
@@ -81,6 +82,8 @@ void end_what_the_shell_left(pid_t shell, const std::string& job_id) {
         if (::access(dir.c_str(), F_OK) == 0)
             shell::kill_cgroup(dir);
     }
+    std::error_code ignored;
+    std::filesystem::remove_all(pmix::server_directory_of(shell), ignored);
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 #include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -169,12 +171,24 @@ void stop_server() {
     std::filesystem::remove_all(state.directory, ignored);
 }
 
+// A directory of this user's alone. One left by a process of the same pid
+// that was killed is removed first.
+Status make_private_directory(const std::string& path) {
+    if (::mkdir(path.c_str(), 0700) == 0)
+        return {};
+    if (errno == EEXIST) {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+        if (::mkdir(path.c_str(), 0700) == 0)
+            return {};
+    }
+    return Error("pmix", "cannot make a directory " + path + ": " + std::strerror(errno));
+}
+
 Status start_server(ServerState& state, const std::string& hostname, std::uint32_t node) {
-    const char* const base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/gantry-pmix-XXXXXX";
-    if (!::mkdtemp(pattern.data()))
-        return Error("pmix", "cannot make a directory " + pattern + ": " + std::strerror(errno));
-    state.directory = pattern;
+    state.directory = server_directory_of(::getpid());
+    if (auto made = make_private_directory(state.directory); !made)
+        return made.error();
     // The library would load the topology itself, three times slower.
     if (hwloc_topology_init(&state.topology) != 0 || hwloc_topology_load(state.topology) != 0)
         return Error("pmix", "cannot load this machine's topology");
@@ -444,10 +458,9 @@ Result<std::vector<std::string>> Job::task_environment(std::uint32_t rank) const
     return variables;
 }
 
-std::string server_directory() {
-    ServerState& state = server();
-    const std::lock_guard lock(state.mutex);
-    return state.directory;
+std::string server_directory_of(pid_t pid) {
+    const char* const base = std::getenv("TMPDIR");
+    return std::string(base && *base ? base : "/tmp") + "/gantry-pmix-" + std::to_string(pid);
 }
 
 }  // namespace gantry::pmix

@@ -8,6 +8,8 @@
 // job is one PMIx namespace, registered while its Job lives.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -82,9 +84,10 @@ private:
     std::string directory_;
 };
 
-// The directory the process's server keeps its files in, removed when the
-// process exits; empty until the server has started. A process that is
-// killed cannot remove it: its watcher does (shell/watcher.h).
-std::string server_directory();
+// The directory the server of process `pid` keeps its files in:
+// $TMPDIR/gantry-pmix-PID (/tmp without TMPDIR). Removed when the process
+// exits; a process that is killed cannot remove it, and whoever watches it
+// does (shell/watcher.h, the broker of a job shell).
+std::string server_directory_of(pid_t pid);
 
 }  // namespace gantry::pmix

@@ -29,6 +29,11 @@ void Containment::add_group(pid_t group) {
         watcher_->watch_group(group);
 }
 
+void Containment::add_directory(const std::string& path) {
+    if (watcher_)
+        watcher_->watch_directory(path);
+}
+
 void Containment::end() {
     if (ended_)
         return;

@@ -42,6 +42,9 @@ public:
     // A process that has started as the leader of a process group of its
     // own: without a cgroup, what ends is that group.
     void add_group(pid_t group);
+    // A directory the calling process removes itself when it ends, which
+    // the watcher removes if the process dies first.
+    void add_directory(const std::string& path);
 
     // Kills whatever is left (the cgroup, which is then removed; else the
     // groups, after their leaders were reaped: a group's number cannot name

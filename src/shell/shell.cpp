@@ -634,6 +634,8 @@ bool JobRun::start_tasks(const std::vector<std::string>& paths, std::optional<rl
         return false;
     }
     containment_ = std::move(*containment);
+    if (pmix_)
+        containment_->add_directory(pmix::server_directory_of(::getpid()));
     Spawner spawner(job_, nofile,
                     CgroupFds{containment_->cgroup_dir_fd(), containment_->cgroup_procs()});
     const BlockedSignals blocked;

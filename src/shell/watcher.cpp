@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <filesystem>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +17,7 @@ namespace {
 
 constexpr std::string_view kDone = "done";
 constexpr std::string_view kGroup = "group ";
+constexpr std::string_view kDirectory = "directory ";
 
 // Out of the shell's session and deaf to signals: what ends the shell (a
 // terminal's ^C or hang-up, a broker's kill of the shell's session, a
@@ -55,6 +57,7 @@ void kill_groups(const std::vector<pid_t>& groups) {
     detach();
     close_all_but(from_shell);
     std::vector<pid_t> groups;
+    std::vector<std::string> directories;
     std::string unread;
     char bytes[512];
     while (true) {
@@ -74,12 +77,18 @@ void kill_groups(const std::vector<pid_t>& groups) {
                 std::from_chars(line.data() + kGroup.size(), line.data() + line.size(), group).ec ==
                     std::errc())
                 groups.push_back(group);
+            else if (line.starts_with(kDirectory))
+                directories.emplace_back(line.substr(kDirectory.size()));
         }
     }
     if (!cgroup_dir.empty())
         kill_cgroup(cgroup_dir);
     else
         kill_groups(groups);
+    for (const std::string& directory : directories) {
+        std::error_code ignored;
+        std::filesystem::remove_all(directory, ignored);
+    }
     ::_exit(0);
 }
 
@@ -109,6 +118,10 @@ Watcher::~Watcher() {
 
 void Watcher::watch_group(pid_t group) {
     tell(std::string(kGroup) + std::to_string(group) + "\n");
+}
+
+void Watcher::watch_directory(const std::string& path) {
+    tell(std::string(kDirectory) + path + "\n");
 }
 
 void Watcher::done() {

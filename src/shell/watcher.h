@@ -38,6 +38,9 @@ public:
     // The process group of a task that has started (needed only without a
     // cgroup).
     void watch_group(pid_t group);
+    // A directory the shell's process removes when it ends (its PMIx
+    // server's): removed too when the process dies.
+    void watch_directory(const std::string& path);
     // The job has ended and the shell has ended its processes itself: the
     // watcher exits without killing anything, and is reaped here.
     void done();
