@@ -1,10 +1,13 @@
 // Fuzzes the parsers of src/util: base64_decode (what the API's job.stdin
-// and output chunks carry) parse_duration (--kill-timeout and friends) and parse_time_limit
-// (-t, --time-limit).
+// and output chunks carry) parse_duration (--kill-timeout and friends),
+// parse_time_limit (-t, --time-limit) and needed_libraries (the ELF
+// programs a job runs).
 // Invariants: decoded bytes re-encode to the accepted text, any bytes
 // round-trip through encode/decode, and an accepted duration is never
 // negative and formats back into text parse_duration accepts; a time limit
-// is never negative and, formatted, reads back as the same limit.
+// is never negative and, formatted, reads back as the same limit; an ELF
+// image either names libraries that lie inside it or is refused with a
+// message.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -12,6 +15,7 @@
 
 #include "util/base64.h"
 #include "util/duration.h"
+#include "util/elf.h"
 
 namespace {
 
@@ -42,6 +46,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         require(again && *again == *limit);
     } else {
         require(!gantry::parse_time_limit("fuzz", text).error().str().empty());
+    }
+    if (const auto libraries = gantry::needed_libraries(text)) {
+        for (const std::string& library : *libraries)
+            require(library.size() < size);
+    } else {
+        require(libraries.error().str().starts_with("elf: "));
     }
     return 0;
 }

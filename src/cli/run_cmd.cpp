@@ -98,6 +98,8 @@ Job options:
   -K, --kill-on-bad-exit the first task to fail ends the job
   --rlimit NAME=VALUE    a soft limit for the tasks (core=0,nofile=4096,stack=unlimited)
   --umask MASK           the tasks' umask (octal)
+  --mpi pmix|pmi1|none   which interface the tasks get (default: both, PMI-1
+                         for MPICH and PMIx for Open MPI)
   -J, --job-name NAME    the job's name (default: its first program's)
   -genv NAME VALUE, -genvlist A,B, -genvnone
                          MPICH's job-wide variables

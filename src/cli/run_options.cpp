@@ -327,6 +327,14 @@ const Parser::Option Parser::kOptions[] = {
      }},
     {"--umask", 1, Scope::kJob,
      set_text<&Jobspec::attributes, &Jobspec::Attributes::umask>},
+    // srun's --mpi: which interface the tasks get; without it, PMI-1 and PMIx.
+    {"--mpi", 1, Scope::kJob,
+     [](Parser& p, const Given& g) {
+         if (g.value != "pmix" && g.value != "pmi1" && g.value != "none")
+             return Status(p.error_in(g.name + " takes pmix, pmi1 or none", g.value));
+         p.spec().attributes.mpi = g.value;
+         return ok();
+     }},
     {"-J --job-name", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          if (g.value.empty())

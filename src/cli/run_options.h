@@ -54,9 +54,9 @@ Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view cpus
 // hints name (`run: unknown option "--x" (see gantry run --help)`).
 //
 // Checked here, with one message each: the options and their values
-// (policies, task counts, --display items, durations, scheduling values),
-// the segments' commands, and --resources, whose file is read now into
-// resources.R. Carried as given and checked by the layers that use them:
+// (policies, task counts, --display items, durations, scheduling values,
+// --mpi), the segments' commands, and --resources, whose file is read now
+// into resources.R. Carried as given and checked by the layers that use them:
 // hosts and hostfiles, the topology, --input, --rlimit, --umask, env rules
 // and --cwd (map_jobspec, shell::launch_settings). Relative paths are kept
 // relative; those layers take them from attributes.cwd.

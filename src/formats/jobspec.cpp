@@ -427,11 +427,13 @@ Result<std::vector<Dependency>> read_dependencies(const Json& value, const std::
 }
 
 Result<Jobspec::Attributes> read_attributes(const Json& value, const std::string& path) {
-    Fields fields(
-        value, path,
-        {"name", "cwd", "environment", "time_limit", "kill_timeout", "kill_on_bad_exit", "urgency",
-         "begin_time", "dependencies", "label_io", "output", "error", "input", "unbuffered",
-         "timestamp_output", "output_dir", "merge_stderr", "rlimits", "umask"});
+    Fields fields(value, path, {"name",       "cwd",          "environment",
+                                "time_limit", "kill_timeout", "kill_on_bad_exit",
+                                "urgency",    "begin_time",   "dependencies",
+                                "label_io",   "output",       "error",
+                                "input",      "unbuffered",   "timestamp_output",
+                                "output_dir", "merge_stderr", "rlimits",
+                                "umask",      "mpi"});
     constexpr std::string_view kDuration = "a non-negative number of seconds";
     Jobspec::Attributes attributes;
     fields.string("name", attributes.name);
@@ -454,6 +456,7 @@ Result<Jobspec::Attributes> read_attributes(const Json& value, const std::string
     fields.boolean("merge_stderr", attributes.merge_stderr);
     fields.strings("rlimits", attributes.rlimits);
     fields.string("umask", attributes.umask);
+    fields.string("mpi", attributes.mpi);
     if (!fields.ok())
         return fields.error();
     return attributes;
@@ -555,6 +558,7 @@ OrderedJson attributes_json(const Jobspec::Attributes& attributes) {
     out["merge_stderr"] = attributes.merge_stderr;
     out["rlimits"] = strings_json(attributes.rlimits);
     out["umask"] = attributes.umask;
+    out["mpi"] = attributes.mpi;
     return out;
 }
 

@@ -8,7 +8,7 @@
 // non-negative integer, got -3`); encode writes every key, defaults included,
 // in one fixed order. Option strings (map_by, rank_by, bind_to, hosts,
 // hostfile, rankfile, topology, display, env rules, input, output, error,
-// output_dir, rlimits, umask) are carried as given and NOT checked here:
+// output_dir, rlimits, umask, mpi) are carried as given and NOT checked here:
 // the mapper and the shell, the layers that use them, check them at submit
 // as `gantry run` does. An embedded R is checked through
 // ResourceSet::from_json.
@@ -111,6 +111,7 @@ struct Jobspec {
         bool merge_stderr = false;         // --merge-stderr-to-stdout
         std::vector<std::string> rlimits;  // --rlimit values, in order
         std::string umask;                 // octal; empty: the front end's
+        std::string mpi;                   // --mpi: pmix, pmi1 or none; empty: PMI-1 and PMIx
         friend bool operator==(const Attributes&, const Attributes&) = default;
     };
 

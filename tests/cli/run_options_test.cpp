@@ -64,7 +64,7 @@ TEST(ParseRunCommand, MpmdCommandLine) {
         R"("kill_on_bad_exit":false,"urgency":16,"begin_time":0,"dependencies":[],)"
         R"("label_io":true,"output":"","error":"","input":"","unbuffered":false,)"
         R"("timestamp_output":false,"output_dir":"","merge_stderr":false,)"
-        R"("rlimits":["core=0"],"umask":""}})");
+        R"("rlimits":["core=0"],"umask":"","mpi":""}})");
     ASSERT_TRUE(run);
     EXPECT_FALSE(run->dry_run);
     EXPECT_FALSE(run->help);
@@ -97,7 +97,7 @@ TEST(ParseRunCommand, SchedulingOptions) {
         R"({"type":"afternotok","id":18446744073709551615}],)"
         R"("label_io":false,"output":"","error":"","input":"","unbuffered":false,)"
         R"("timestamp_output":false,"output_dir":"","merge_stderr":false,)"
-        R"("rlimits":[],"umask":""}})");
+        R"("rlimits":[],"umask":"","mpi":""}})");
     EXPECT_EQ(run->scheduling_options,
               (std::vector<std::string>{"-N", "-c", "--exclusive", "--urgency", "--dependency",
                                         "--begin-time", "--gpus-per-task", "--dependency"}));
@@ -378,6 +378,33 @@ TEST(ParseRunCommand, DisplayAndReportQualifiers) {
     EXPECT_EQ(run->jobspec.apps[0].map_by, "core:DISPLAY");
 }
 
+// srun's --mpi: which interface the tasks get, the job's; without it, both
+// (an empty attributes.mpi).
+TEST(ParseRunCommand, MpiChoosesTheInterface) {
+    struct Case {
+        const char* command;
+        std::vector<std::string> args;
+        const char* mpi;
+    };
+    const Case kCases[] = {
+        {"run", {"--mpi=pmix", "x"}, "pmix"},
+        {"run", {"--mpi", "pmi1", "x"}, "pmi1"},
+        {"submit", {"--mpi=none", "-n", "2", "x"}, "none"},
+        {"submit", {"-n", "2", "--mpi", "pmix", "x", ":", "y"}, "pmix"},
+        {"job map", {"--mpi=pmi1", "x"}, "pmi1"},
+        {"run", {"x"}, ""},
+    };
+    for (const Case& c : kCases) {
+        const auto run = parse(c.command, c.args);
+        ASSERT_TRUE(run) << run.error().str();
+        EXPECT_EQ(run->jobspec.attributes.mpi, c.mpi) << c.args.front();
+    }
+    const auto run = parse("submit", {"--mpi", "none", "x"});
+    ASSERT_TRUE(run) << run.error().str();
+    EXPECT_NE(encoding(run).find(R"("umask":"","mpi":"none"}})"), std::string::npos)
+        << encoding(run);
+}
+
 TEST(ParseRunCommand, UriIsAnOption) {
     EXPECT_EQ(parse("run", {"--uri", "local:///tmp/s", "x"})->uri, "local:///tmp/s");
     EXPECT_EQ(parse("submit", {"-n", "1", "--uri=local:///tmp/s", "x"})->uri, "local:///tmp/s");
@@ -467,6 +494,13 @@ TEST(ParseRunCommand, BadCommandLinesGiveOneMessage) {
         {"run",
          {"--export=A,,B", "x"},
          "run: --export takes ALL, NONE or NAME[=VALUE],... in \"A,,B\""},
+        {"run", {"--mpi=pmi2", "x"}, "run: --mpi takes pmix, pmi1 or none in \"pmi2\""},
+        {"submit", {"--mpi", "PMIx", "x"}, "submit: --mpi takes pmix, pmi1 or none in \"PMIx\""},
+        {"run", {"--mpi=", "x"}, "run: --mpi takes pmix, pmi1 or none in \"\""},
+        {"run", {"--mpi"}, "run: --mpi needs a value"},
+        {"run",
+         {"x", ":", "--mpi", "none", "y"},
+         "run: --mpi in app 1's segment: it is the job's; give it before the first command"},
         {"run",
          {"-t", "1:2:3:4", "x"},
          "run: bad time limit (minutes as 30, [D-]H:M:S as 1:00:00 or 2-00:00:00, or 90s, 1.5h, "

@@ -81,6 +81,7 @@ TEST(Jobspec, MinimalDocumentGetsEveryDefault) {
     EXPECT_FALSE(attributes.unbuffered);
     EXPECT_TRUE(attributes.rlimits.empty());
     EXPECT_EQ(attributes.umask, "");
+    EXPECT_EQ(attributes.mpi, "");
 
     // Empty objects and a value built in code are the same jobspec.
     Jobspec built;
@@ -100,7 +101,7 @@ TEST(Jobspec, MinimalDocumentGetsEveryDefault) {
             R"("kill_timeout":5,"kill_on_bad_exit":false,"urgency":16,"begin_time":0,)"
             R"("dependencies":[],"label_io":false,"output":"","error":"","input":"",)"
             R"("unbuffered":false,"timestamp_output":false,"output_dir":"","merge_stderr":false,)"
-            R"("rlimits":[],"umask":""}})");
+            R"("rlimits":[],"umask":"","mpi":""}})");
     expect_round_trip(spec);
 }
 
@@ -126,7 +127,7 @@ TEST(Jobspec, SmallDocumentEncodesExactly) {
                   R"("urgency":0,"begin_time":0,"dependencies":[{"type":"afterany","id":12}],)"
                   R"("label_io":false,"output":"","error":"","input":"","unbuffered":false,)"
                   R"("timestamp_output":false,"output_dir":"","merge_stderr":false,)"
-                  R"("rlimits":[],"umask":""}})");
+                  R"("rlimits":[],"umask":"","mpi":""}})");
     expect_round_trip(spec);
 }
 
@@ -155,7 +156,7 @@ constexpr std::string_view kFullDocument = R"({
                  "label_io": true, "output": "out.{{taskid}}", "error": "err", "input": "all",
                  "unbuffered": true, "timestamp_output": true, "output_dir": "out",
                  "merge_stderr": true, "rlimits": ["core=0", "nofile=4096,stack=unlimited"],
-                 "umask": "022"}
+                 "umask": "022", "mpi": "pmix"}
 })";
 
 TEST(Jobspec, FullDocumentRoundTrip) {
@@ -185,6 +186,7 @@ TEST(Jobspec, FullDocumentRoundTrip) {
     EXPECT_EQ(spec.attributes.rlimits,
               (std::vector<std::string>{"core=0", "nofile=4096,stack=unlimited"}));
     EXPECT_EQ(spec.attributes.umask, "022");
+    EXPECT_EQ(spec.attributes.mpi, "pmix");
     EXPECT_TRUE(spec.attributes.timestamp_output);
     EXPECT_EQ(spec.attributes.output_dir, "out");
     EXPECT_TRUE(spec.attributes.merge_stderr);
@@ -208,7 +210,8 @@ TEST(Jobspec, FullDocumentRoundTrip) {
               R"({"type":"afternotok","id":18446744073709551615}],"label_io":true,)"
               R"("output":"out.{{taskid}}","error":"err","input":"all","unbuffered":true,)"
               R"("timestamp_output":true,"output_dir":"out","merge_stderr":true,)"
-              R"("rlimits":["core=0","nofile=4096,stack=unlimited"],"umask":"022"}})");
+              R"("rlimits":["core=0","nofile=4096,stack=unlimited"],"umask":"022",)"
+              R"("mpi":"pmix"}})");
 }
 
 // `gantry run --env A=1 --cwd /job -n 2 ./a : -n 1 -H n1 --env-file b.env --cwd /b ./b
@@ -283,6 +286,20 @@ TEST(Jobspec, SecondsAreWholeWhenWholeAndExactOtherwise) {
         parse_ok(R"({"version":1,"apps":[{"command":["true"]}],"attributes":{"time_limit":-0.0}})");
     EXPECT_FALSE(std::signbit(negative_zero.attributes.time_limit));
     EXPECT_EQ(negative_zero, parse_ok(R"({"version":1,"apps":[{"command":["true"]}]})"));
+}
+
+// mpi, like the other option strings, is carried as given: the layer that
+// acts on it checks it, as gantry run's --mpi is checked on the command line.
+TEST(Jobspec, MpiIsCarriedAsGiven) {
+    for (const std::string mpi : {"", "pmix", "pmi1", "none", "pmi2"}) {
+        const Jobspec spec = parse_ok(R"({"version":1,"apps":[{"command":["true"]}],)"
+                                      R"("attributes":{"mpi":")" +
+                                      mpi + R"("}})");
+        EXPECT_EQ(spec.attributes.mpi, mpi);
+        EXPECT_NE(spec.encode().find(R"("umask":"","mpi":")" + mpi + R"("}})"), std::string::npos)
+            << spec.encode();
+        expect_round_trip(spec);
+    }
 }
 
 TEST(Jobspec, DependencyTypeNames) {
@@ -430,7 +447,8 @@ const BadCase kBadCases[] = {
     {JOBSPEC(R"("attributes":{"queue":"batch"})"),
      R"(jobspec: attributes: unknown key "queue" (expected name, cwd, environment, time_limit, )"
      R"(kill_timeout, kill_on_bad_exit, urgency, begin_time, dependencies, label_io, output, )"
-     R"(error, input, unbuffered, timestamp_output, output_dir, merge_stderr, rlimits, umask))"},
+     R"(error, input, unbuffered, timestamp_output, output_dir, merge_stderr, rlimits, umask, )"
+     R"(mpi))"},
     {JOBSPEC(R"("attributes":{"name":1})"), "jobspec: attributes.name: expected a string, got 1"},
     {JOBSPEC(R"("attributes":{"cwd":null})"),
      "jobspec: attributes.cwd: expected a string, got null"},
@@ -510,6 +528,8 @@ const BadCase kBadCases[] = {
      "jobspec: attributes.rlimits[0]: expected a string, got 0"},
     {JOBSPEC(R"("attributes":{"umask":18})"),
      "jobspec: attributes.umask: expected a string, got 18"},
+    {JOBSPEC(R"("attributes":{"mpi":null})"),
+     "jobspec: attributes.mpi: expected a string, got null"},
     // Several violations: the first in the documented key order is the one told.
     {R"({"version":1,"apps":[{"command":["a"],"ntasks":-1,"cwd":1}],"job":{"nolocal":1}})",
      "jobspec: apps[0].ntasks: expected a non-negative integer, got -1"},
