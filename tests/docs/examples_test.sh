@@ -109,6 +109,8 @@ make_fixtures() {
     printf '#!/bin/sh\nexec sleep 600\n' >"$dir/server"
     # An MPICH program: tests/cli/programs/mpi_probe.cpp.
     ln -s "$mpi_probe" "$dir/mpi_probe"
+    # An Open MPI program: tests/cli/programs/ompi_probe.c.
+    ln -s "$(dirname "$mpi_probe")/ompi_probe" "$dir/ompi_probe"
     # A machine of 2 packages of 22 cores, for `R encode --xml machine.xml`.
     lstopo --input "package:2 core:22 pu:2" --of xml "$dir/machine.xml" 2>/dev/null
     chmod +x "$dir"/{a,b,app,solver,monitor,mpi_app,postprocess,client,workflow.sh,steps.sh,server}
