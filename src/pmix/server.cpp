@@ -51,12 +51,16 @@ public:
         add(key, &array, PMIX_DATA_ARRAY);
     }
 
-    // The value of `key` is not the list's to release (a topology the
-    // library keeps using: releasing the value would destroy it).
-    void forget(const char* key) {
+    // The topology of `key` is not the list's to destroy (the library keeps
+    // using it): only the copy of its description that the list made is
+    // released.
+    void forget_topology(const char* key) {
         for (pmix_info_t& info : infos_)
-            if (PMIX_CHECK_KEY(&info, key))
+            if (PMIX_CHECK_KEY(&info, key) && info.value.type == PMIX_TOPO) {
+                std::free(info.value.data.topo->source);
+                std::free(info.value.data.topo);
                 info.value.type = PMIX_UNDEF;
+            }
     }
 
     pmix_info_t* data() { return infos_.data(); }
@@ -210,7 +214,7 @@ Status start_server(ServerState& state, const std::string& hostname, std::uint32
     infos.add_bool(PMIX_SERVER_TOOL_SUPPORT, false);
     infos.add(PMIX_TOPOLOGY2, &topology, PMIX_TOPO);
     const pmix_status_t status = PMIx_server_init(&module, infos.data(), infos.size());
-    infos.forget(PMIX_TOPOLOGY2);
+    infos.forget_topology(PMIX_TOPOLOGY2);
     if (status != PMIX_SUCCESS) {
         std::error_code ignored;
         std::filesystem::remove_all(state.directory, ignored);
