@@ -40,9 +40,9 @@
 #include "shell/pmix_clients.h"
 #include "shell/readiness.h"
 #include "shell/records.h"
-#include "topo/topology.h"
 #include "shell/sink.h"
 #include "shell/spawn.h"
+#include "topo/topology.h"
 #include "util/base64.h"
 #include "util/duration.h"
 
