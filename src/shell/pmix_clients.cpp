@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -16,16 +17,24 @@ namespace {
 
 constexpr std::array<std::string_view, 5> kPmixLibraries = {
     "libpmix.", "libmpi.so.4", "libopen-pal.", "libopen-rte.", "liboshmem."};
-constexpr std::array<std::string_view, 7> kInterpreters = {"python", "perl",    "ruby", "julia",
-                                                           "R",      "Rscript", "node"};
+// Interpreters that can load an MPI library at run time, with their
+// versions in their names (python3.11).
+constexpr std::array<std::string_view, 6> kInterpreters = {"python", "perl",    "ruby",
+                                                           "julia",  "Rscript", "node"};
+// Programs that run another one: shells and the wrappers put before a
+// program (`sh -c ./app`, `numactl -l ./app`, `valgrind ./app`).
+constexpr std::array<std::string_view, 30> kRunners = {
+    "R",       "sh",      "bash",   "dash",   "zsh",       "ksh",        "csh",    "tcsh",
+    "fish",    "env",     "time",   "nice",   "nohup",     "setsid",     "stdbuf", "timeout",
+    "numactl", "taskset", "chrt",   "ionice", "valgrind",  "strace",     "ltrace", "gdb",
+    "perf",    "xterm",   "podman", "docker", "apptainer", "singularity"};
 
-bool is_interpreter(std::string_view path) {
+bool runs_other_programs(std::string_view path) {
     const std::string_view name = path.substr(path.rfind('/') + 1);
-    for (const std::string_view interpreter : kInterpreters)
-        if (name.starts_with(interpreter) &&
-            (interpreter.size() == name.size() || interpreter != "R"))
-            return true;
-    return false;
+    return std::find(kRunners.begin(), kRunners.end(), name) != kRunners.end() ||
+           std::any_of(
+               kInterpreters.begin(), kInterpreters.end(),
+               [name](std::string_view interpreter) { return name.starts_with(interpreter); });
 }
 
 bool links_pmix(const std::vector<std::string>& libraries) {
@@ -39,7 +48,7 @@ bool links_pmix(const std::vector<std::string>& libraries) {
 }  // namespace
 
 bool may_be_pmix_client(const std::string& path) {
-    if (is_interpreter(path))
+    if (runs_other_programs(path))
         return true;
     const Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat status {};

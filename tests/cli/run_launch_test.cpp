@@ -149,6 +149,32 @@ TEST(RunLaunch, TaskEnvironment) {
                      "1/2/1/1/2/0/1/0 1/2/0/3 1/2 " + map + " A=1 B=2 C=unset"}));
 }
 
+// --mpi: PMI-1 on fd 3 (PMI_FD), PMIx through the server's variables. A
+// shell may run a PMIx client, so it gets both by default; printenv links
+// no MPI and gets PMI-1 alone.
+TEST(RunLaunch, MpiChoosesTheInterfaces) {
+    const std::string script =
+        "echo ${PMI_FD-none} ${PMIX_NAMESPACE:+pmix} ${OMPI_MCA_ess-none}; "
+        "[ -e /proc/self/fd/3 ] && echo fd3 || echo no-fd3";
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{}, "3 pmix ^singleton\nfd3\n"},
+        {{"--mpi=pmi1"}, "3 none\nfd3\n"},
+        {{"--mpi=pmix"}, "none pmix ^singleton\nno-fd3\n"},
+        {{"--mpi", "none"}, "none none\nno-fd3\n"},
+    };
+    for (const auto& [options, expected] : cases) {
+        std::vector<std::string> args{"run", "-n", "1"};
+        args.insert(args.end(), options.begin(), options.end());
+        args.insert(args.end(), {"sh", "-c", script});
+        const auto result = run_gantry(args);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(result.out, expected) << options.size();
+    }
+    const auto plain = run_gantry({"run", "-n", "1", "printenv", "PMIX_NAMESPACE"});
+    EXPECT_EQ(plain.exit_code, 1);
+    EXPECT_EQ(plain.out, "");
+}
+
 TEST(RunLaunch, TaskSettings) {
     const auto result =
         run_gantry({"run", "-n", "1", "--cwd", "/tmp", "--umask", "027", "--rlimit",

@@ -19,6 +19,9 @@ TEST(PmixClients, ByWhatTheProgramLinks) {
 TEST(PmixClients, ScriptsInterpretersAndUnreadableFiles) {
     EXPECT_TRUE(may_be_pmix_client("/usr/bin/python3"));
     EXPECT_TRUE(may_be_pmix_client("/usr/bin/perl"));
+    EXPECT_TRUE(may_be_pmix_client("/bin/sh"));
+    EXPECT_TRUE(may_be_pmix_client("/usr/bin/env"));
+    EXPECT_FALSE(may_be_pmix_client("/usr/bin/printenv"));
     EXPECT_TRUE(may_be_pmix_client("/no/such/program"));
     const test::ScratchDir scratch("gantry-pmix-clients");
     std::ofstream(scratch / "run.sh") << "#!/bin/sh\nexec ./app\n";
