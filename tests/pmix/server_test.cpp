@@ -90,9 +90,8 @@ std::vector<std::string> run_ranks(const Job& job, std::uint32_t ranks,
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_adddup2(&actions, out[1], 1);
         pid_t pid = -1;
-        EXPECT_EQ(::posix_spawn(&pid, GANTRY_PMIX_PROBE, &actions, nullptr, argv.data(),
-                                envp.data()),
-                  0);
+        EXPECT_EQ(
+            ::posix_spawn(&pid, GANTRY_PMIX_PROBE, &actions, nullptr, argv.data(), envp.data()), 0);
         posix_spawn_file_actions_destroy(&actions);
         pids.push_back(pid);
     }

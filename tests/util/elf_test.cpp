@@ -83,9 +83,7 @@ TEST(NeededLibraries, RealPrograms) {
 }
 
 TEST(NeededLibraries, BadInput) {
-    const auto error = [](std::string_view image) {
-        return needed_libraries(image).error().str();
-    };
+    const auto error = [](std::string_view image) { return needed_libraries(image).error().str(); };
     EXPECT_EQ(error(""), "elf: not a 64-bit little-endian ELF file");
     EXPECT_EQ(error("#!/bin/sh\nexec true\n"), "elf: not a 64-bit little-endian ELF file");
     const std::string image = elf_naming({"libc.so.6"});
