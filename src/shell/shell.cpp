@@ -27,6 +27,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -989,8 +990,9 @@ bool JobRun::start_pmix(const std::vector<std::string>& paths) {
     return true;
 }
 
-// What the server gives a task, but the Open MPI settings the task's
-// environment has already: the user's. Brokers posing as nodes of one
+// What the server gives a task, and the Open MPI settings its own mpirun
+// would give, but those the task's environment has already: the user's.
+// Brokers posing as nodes of one
 // machine (`gantry start --test-size`) each keep Open MPI's shared-memory
 // files in the job's own directory: their names hold the machine's host
 // name and the task's local rank, alike on every such node.
@@ -998,6 +1000,10 @@ std::vector<std::string> JobRun::pmix_variables(const Task& task,
                                                 std::vector<std::string> from_server) {
     if (!job_.hostname.empty() && job_.hostname != local_hostname())
         from_server.push_back("OMPI_MCA_btl_vader_backing_directory=" + pmix_->directory());
+    // More tasks than cpus: Open MPI's waits then yield the cpu rather than
+    // spin, as its own mpirun tells it on an oversubscribed node.
+    if (job_.tasks.size() > std::thread::hardware_concurrency())
+        from_server.push_back("OMPI_MCA_mpi_yield_when_idle=1");
     std::erase_if(from_server, [&task](const std::string& variable) {
         const std::string_view name = std::string_view(variable).substr(0, variable.find('=') + 1);
         return name.starts_with("OMPI_MCA_") &&
