@@ -153,8 +153,9 @@ void set_task_variables(Environment& env, const TaskPlace& place) {
     // inside one (a Slurm step, hydra's -pmi-port), name a server that is
     // not the task's: PMI_JOBID would make a PMI-2 client (gantry's own,
     // MPICH's) ask gantry's PMI-1 server for PMI-2, and PMI_ID would give
-    // it another job's rank.
-    for (const char* name : {"PMI_JOBID", "PMI_PORT", "PMI_ID"})
+    // it another job's rank. So would an outer PMIx server's variables a
+    // PMIx client (the shell's PMIx server gives its own, shell/shell.h).
+    for (const char* name : {"PMI_JOBID", "PMI_PORT", "PMI_ID", "PMIX_*"})
         env.remove_matching(name);
     set_number("MPI_LOCALRANKID", place.local_rank);
     set_number("MPI_LOCALNRANKS", place.local_size);

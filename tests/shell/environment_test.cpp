@@ -75,9 +75,10 @@ TEST(Environment, BadNames) {
 
 TEST(Environment, TaskVariables) {
     // An outer launcher's PMI variables (a Slurm step's PMI_JOBID, hydra's
-    // PMI_PORT and PMI_ID) do not reach the task.
+    // PMI_PORT and PMI_ID, a PMIx server's) do not reach the task.
     Environment env = Environment::from_entries(
-        {"PMI_RANK=99", "KEEP=1", "PMI_JOBID=7.0", "PMI_PORT=vm:4000", "PMI_ID=3"});
+        {"PMI_RANK=99", "KEEP=1", "PMI_JOBID=7.0", "PMI_PORT=vm:4000", "PMI_ID=3",
+         "PMIX_NAMESPACE=outer", "PMIX_SERVER_URI=pmix-server.1;tcp4://127.0.0.1:9"});
     set_task_variables(
         env, TaskPlace{"f1", 6, 2, 4, 1, 3, 1, 1, 2, "{\"version\":1,\"map\":[[0,2,3,1]]}", {}});
     EXPECT_EQ(env.entries(),
