@@ -994,12 +994,16 @@ bool JobRun::start_pmix(const std::vector<std::string>& paths) {
 // would give, but those the task's environment has already: the user's.
 // Brokers posing as nodes of one
 // machine (`gantry start --test-size`) each keep Open MPI's shared-memory
-// files in the job's own directory: their names hold the machine's host
-// name and the task's local rank, alike on every such node.
+// files in the job's own directory (their names hold the machine's host
+// name and the task's local rank, alike on every such node), and reach
+// each other over loopback.
 std::vector<std::string> JobRun::pmix_variables(const Task& task,
                                                 std::vector<std::string> from_server) {
-    if (!job_.hostname.empty() && job_.hostname != local_hostname())
+    if (!job_.hostname.empty() && job_.hostname != local_hostname()) {
         from_server.push_back("OMPI_MCA_btl_vader_backing_directory=" + pmix_->directory());
+        // The other nodes are this machine: reached over loopback.
+        from_server.push_back("OMPI_MCA_btl_tcp_if_include=lo");
+    }
     // More tasks than cpus: Open MPI's waits then yield the cpu rather than
     // spin, as its own mpirun tells it on an oversubscribed node.
     if (job_.tasks.size() > std::thread::hardware_concurrency())
