@@ -27,7 +27,7 @@ constexpr std::string_view kInstanceExamples = R"(Examples:
   size       1
   cores      <cores>
   gpus       0
-  uptime     0s
+  uptime     ...s
   jobs       0 pending, 0 running, 0 inactive
   $ uri=$(gantry start --daemon --state-dir ~/.gantry/main)
   $ gantry instance info --uri "$uri" --json

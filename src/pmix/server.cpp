@@ -468,3 +468,17 @@ std::string server_directory_of(pid_t pid) {
 }
 
 }  // namespace gantry::pmix
+
+#if defined(__SANITIZE_ADDRESS__)
+// In a sanitized build, LeakSanitizer's own list for every process that
+// serves PMIx, wherever it runs (a broker started over ssh gets no
+// LSAN_OPTIONS): the server library and libevent under it keep state for
+// the life of the process that PMIx_server_finalize does not free.
+extern "C" const char* __lsan_default_suppressions() {
+    return "leak:libpmix.so\nleak:libevent_core\n";
+}
+// Without the table of what they suppressed on stderr, which is the job's.
+extern "C" const char* __lsan_default_options() {
+    return "print_suppressions=0";
+}
+#endif
