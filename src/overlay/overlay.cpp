@@ -541,8 +541,13 @@ struct Overlay::State : std::enable_shared_from_this<State> {
                         "one (another instance's certificate?)");
             return;
         }
-        if (event == ZMQ_EVENT_CONNECTED)
+        // A parent that started after this broker (waited for up to
+        // hello_timeout) has lost_after from now to answer hello, not from
+        // the connect() long before.
+        if (event == ZMQ_EVENT_CONNECTED) {
             parent_connected = true;
+            parent_heard = Clock::now();
+        }
         if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
             parent_handshaken = true;
         if (parent_state != ParentState::kHello || parent_handshaken)
