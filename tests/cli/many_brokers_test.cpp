@@ -90,6 +90,9 @@ TEST(ManyBrokers, OutputAndStdinCrossNodes) {
 // kill -9 of rank 1's broker while a job runs there: its node is lost within
 // --lost-after, the job gets a node-failure exception and its tasks on rank
 // 0 are killed; nothing it started is left.
+// (The brokers killed are found as the children of the instance's launcher,
+// the parent of rank 0, whose child the script is: those of another test
+// running beside are left alone.)
 TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
     const std::string g = gantry_binary();
     const std::string script =
@@ -98,7 +101,7 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
         "until " +
         g +
         " info $id | grep -q '^state *RUN'; do sleep 0.02; done; "
-        "for p in $(pgrep -f 'start --test-hosts'); do "
+        "for p in $(pgrep -P $(ps -o ppid= -p $PPID)); do "
         "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=1 && kill -9 $p; "
         "done; " +
         g + " wait $id; echo wait $?; " + g + " info $id | grep -E '^(state|exception)'; " + g +
@@ -132,7 +135,7 @@ TEST(ManyBrokers, OverlayStatusShowsTheTreeAndWhereItBroke) {
     const std::string script =
         g +
         " overlay status; echo status $?; "
-        "for p in $(pgrep -f 'start --test-hosts'); do "
+        "for p in $(pgrep -P $(ps -o ppid= -p $PPID)); do "
         "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=1 && kill -9 $p; "
         "done; "
         "until " +
@@ -250,7 +253,8 @@ TEST(ManyBrokers, MpiAbortOnOneNodeEndsTheJob) {
 }
 
 // kill -9 of rank 0: the other brokers lose their parent, kill their tasks
-// and exit; nothing is left.
+// and exit; nothing is left. Host names of this test's own (rzk0...) tell
+// its brokers from those of tests running beside it.
 TEST(ManyBrokers, RankZeroKilledLeavesNothing) {
     const std::string g = gantry_binary();
     const std::string script =
@@ -259,11 +263,11 @@ TEST(ManyBrokers, RankZeroKilledLeavesNothing) {
         "until " +
         g +
         " info 1 | grep -q '^state *RUN'; do sleep 0.02; done; "
-        "for p in $(pgrep -f 'start --test-hosts'); do "
+        "for p in $(pgrep -f 'start --test-hosts rzk'); do "
         "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=0 && kill -9 $p; "
         "done; sleep 30";
-    const auto result =
-        run_gantry({"start", "--test-size=3", "--lost-after=400ms", "sh", "-c", script});
+    const auto result = run_gantry({"start", "--test-size=3", "--test-hosts=rzk[0-2]",
+                                    "--lost-after=400ms", "sh", "-c", script});
     EXPECT_EQ(result.exit_code, 137);
     EXPECT_EQ(sorted_lines(result.err),
               (std::vector<std::string>{
@@ -271,7 +275,7 @@ TEST(ManyBrokers, RankZeroKilledLeavesNothing) {
                   "killed",
                   "gantry: broker 2: no word from the parent (rank 0) in 400 ms; its tasks are "
                   "killed"}));
-    EXPECT_EQ(run_program({"pgrep", "-f", "sleep 41.75|start --test-hosts"}).out, "");
+    EXPECT_EQ(run_program({"pgrep", "-f", "sleep 41.75|start --test-hosts rzk"}).out, "");
 }
 
 // Started by MPICH's launcher, the `gantry start` tasks bootstrap by its
