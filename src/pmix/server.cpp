@@ -6,6 +6,7 @@
 #include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,8 +190,33 @@ Status make_private_directory(const std::string& path) {
     return Error("pmix", "cannot make a directory " + path + ": " + std::strerror(errno));
 }
 
+// The directories of this user's servers whose process has died without
+// removing its own (killed before its watcher or broker could, or a path
+// not found yet): removed by the next server that starts here.
+void remove_stale_directories(const std::string& own) {
+    const std::filesystem::path base = std::filesystem::path(own).parent_path();
+    std::error_code error;
+    for (std::filesystem::directory_iterator entry(base, error), end; !error && entry != end;
+         entry.increment(error)) {
+        const std::string name = entry->path().filename().string();
+        constexpr std::string_view kPrefix = "gantry-pmix-";
+        if (!name.starts_with(kPrefix))
+            continue;
+        const pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + kPrefix.size()));
+        struct stat status {};
+        if (pid <= 0 || ::lstat(entry->path().c_str(), &status) != 0 ||
+            status.st_uid != ::getuid() || !S_ISDIR(status.st_mode))
+            continue;
+        if (::kill(pid, 0) != 0 && errno == ESRCH) {
+            std::error_code ignored;
+            std::filesystem::remove_all(entry->path(), ignored);
+        }
+    }
+}
+
 Status start_server(ServerState& state, const std::string& hostname, std::uint32_t node) {
     state.directory = server_directory_of(::getpid());
+    remove_stale_directories(state.directory);
     if (auto made = make_private_directory(state.directory); !made)
         return made.error();
     // The library would load the topology itself, three times slower.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <string_view>
 
 #include "shell/fd.h"
@@ -48,6 +49,11 @@ bool links_pmix(const std::vector<std::string>& libraries) {
 }  // namespace
 
 bool may_be_pmix_client(const std::string& path) {
+    // gantry links PMIx as a server (the brokers of `gantry start
+    // --test-size` are its tasks), never as a client.
+    std::error_code error;
+    if (std::filesystem::equivalent(path, "/proc/self/exe", error))
+        return false;
     if (runs_other_programs(path))
         return true;
     const Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));

@@ -13,8 +13,8 @@ namespace gantry::shell {
 // library at run time (python, perl, ruby, julia, R, node, by name), or an
 // ELF executable that links PMIx or Open MPI (libpmix, libmpi.so.40 and
 // later, libopen-pal, libopen-rte, liboshmem). Not: an ELF executable that
-// links none of them, MPICH's libmpi.so.12 included. A file that cannot be
-// read: true.
+// links none of them, MPICH's libmpi.so.12 included, and gantry itself. A
+// file that cannot be read: true.
 bool may_be_pmix_client(const std::string& path);
 
 }  // namespace gantry::shell

@@ -175,6 +175,19 @@ TEST(RunLaunch, MpiChoosesTheInterfaces) {
     EXPECT_EQ(plain.out, "");
 }
 
+// A PMIx server's directory left by a process that died is removed by the
+// next server that starts; its own is removed when it ends.
+TEST(RunLaunch, PmixServerDirectoriesAreRemoved) {
+    const test::ScratchDir scratch("gantry-pmix-dirs");
+    const std::string stale = scratch / "gantry-pmix-4194303";  // no live process has this pid
+    ASSERT_EQ(::mkdir(stale.c_str(), 0700), 0);
+    const auto result = run_program({"env", "TMPDIR=" + scratch.path(), gantry_binary(), "run",
+                                     "--mpi=pmix", "-n", "1", "true"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_FALSE(test::exists(stale));
+    EXPECT_EQ(run_program({"ls", "-A", scratch.path()}).out, "");
+}
+
 TEST(RunLaunch, TaskSettings) {
     const auto result =
         run_gantry({"run", "-n", "1", "--cwd", "/tmp", "--umask", "027", "--rlimit",

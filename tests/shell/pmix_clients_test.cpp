@@ -14,6 +14,8 @@ TEST(PmixClients, ByWhatTheProgramLinks) {
     EXPECT_FALSE(may_be_pmix_client("/usr/bin/true"));          // libc only
     EXPECT_FALSE(may_be_pmix_client("/usr/bin/mpichversion"));  // MPICH: PMI-1
     EXPECT_TRUE(may_be_pmix_client("/usr/bin/ompi_info"));      // Open MPI
+    // This program links PMIx as gantry does, as a server.
+    EXPECT_FALSE(may_be_pmix_client("/proc/self/exe"));
 }
 
 TEST(PmixClients, ScriptsInterpretersAndUnreadableFiles) {
