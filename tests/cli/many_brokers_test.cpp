@@ -108,12 +108,12 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
         " resource list | grep -E '^ *(free|down)'; " + g + " instance info | grep ^brokers; " + g +
         " run -N 1 -n 1 sh -c 'echo $GANTRY_TASK_RANK ran'";
     const auto result =
-        run_gantry({"start", "--test-size=2", "--lost-after=400ms", "sh", "-c", script});
+        run_gantry({"start", "--test-size=2", "--lost-after=1s", "sh", "-c", script});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.out,
               "wait 137\n"
               "state      INACTIVE\n"
-              "exception  node-failure: no word from rank 1 in 400 ms\n"
+              "exception  node-failure: no word from rank 1 in 1000 ms\n"
               "      free      1        " +
                   std::to_string(cores_here()) +
                   "        0 node0\n"
@@ -123,8 +123,8 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
                   "brokers    2 (1 up: 0; 1 down: 1; fanout 2)\n"
                   "0 ran\n");
     EXPECT_EQ(result.err,
-              "gantry: instance: rank 1 lost: no word from rank 1 in 400 ms\n"
-              "gantry: job 1: exception: node-failure: no word from rank 1 in 400 ms\n");
+              "gantry: instance: rank 1 lost: no word from rank 1 in 1000 ms\n"
+              "gantry: job 1: exception: node-failure: no word from rank 1 in 1000 ms\n");
     EXPECT_EQ(run_program({"pgrep", "-f", "sleep 31.25"}).out, "");
 }
 
