@@ -90,6 +90,8 @@ TEST(ManyBrokers, OutputAndStdinCrossNodes) {
 // kill -9 of rank 1's broker while a job runs there: its node is lost within
 // --lost-after, the job gets a node-failure exception and its tasks on rank
 // 0 are killed; nothing it started is left.
+// (Each wait in these scripts gives up after about a minute, so that a
+// broker lost too early fails the test rather than hanging it.)
 // (The brokers killed are found as the children of the instance's launcher,
 // the parent of rank 0, whose child the script is: those of another test
 // running beside are left alone.)
@@ -100,7 +102,8 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
         " submit -N 2 -n 2 sleep 31.25); "
         "until " +
         g +
-        " info $id | grep -q '^state *RUN'; do sleep 0.02; done; "
+        " info $id | grep -q '^state *RUN'; do sleep 0.02; w=$((${w:-0}+1)); [ $w -lt 3000 ] || "
+        "break; done; "
         "for p in $(pgrep -P $(ps -o ppid= -p $PPID)); do "
         "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=1 && kill -9 $p; "
         "done; " +
@@ -139,8 +142,10 @@ TEST(ManyBrokers, OverlayStatusShowsTheTreeAndWhereItBroke) {
         "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=1 && kill -9 $p; "
         "done; "
         "until " +
-        g + " instance info | grep -q '^brokers *5 (2 up'; do sleep 0.02; done; " + g +
-        " overlay status; echo status $?; " + g + " instance info | grep ^brokers";
+        g +
+        " instance info | grep -q '^brokers *5 (2 up'; do sleep 0.02; w=$((${w:-0}+1)); [ $w -lt "
+        "3000 ] || break; done; " +
+        g + " overlay status; echo status $?; " + g + " instance info | grep ^brokers";
     const auto result =
         run_gantry({"start", "--test-size=5", "--lost-after=400ms", "sh", "-c", script});
     EXPECT_EQ(result.exit_code, 0) << result.err;
@@ -208,8 +213,9 @@ TEST(ManyBrokers, MpiBarriersGoUpAndDownTheTree) {
     const std::string g = gantry_binary();
     const std::string script = g + " run -N 7 -n 7 " + GANTRY_MPI_PROBE + " | sort; id=$(" + g +
                                " submit -N 1 --exclusive sleep 30); until " + g +
-                               " info $id | grep -q '^state *RUN'; do sleep 0.02; done; " + g +
-                               " info $id | grep ^R; mpi=$(" + g + " submit -N 3 -n 3 " +
+                               " info $id | grep -q '^state *RUN'; do sleep 0.02; "
+                               "w=$((${w:-0}+1)); [ $w -lt 3000 ] || break; done; " +
+                               g + " info $id | grep ^R; mpi=$(" + g + " submit -N 3 -n 3 " +
                                GANTRY_MPI_PROBE + "); " + g + " attach $mpi | sort; " + g +
                                " info $mpi | grep ^R; " + g + " cancel $id";
     const auto result = run_gantry({"start", "--test-size=7", "sh", "-c", script});
@@ -262,7 +268,8 @@ TEST(ManyBrokers, RankZeroKilledLeavesNothing) {
         " submit -N 3 -n 3 sleep 41.75 >/dev/null; "
         "until " +
         g +
-        " info 1 | grep -q '^state *RUN'; do sleep 0.02; done; "
+        " info 1 | grep -q '^state *RUN'; do sleep 0.02; w=$((${w:-0}+1)); [ $w -lt 3000 ] || "
+        "break; done; "
         "for p in $(pgrep -f 'start --test-hosts rzk'); do "
         "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=0 && kill -9 $p; "
         "done; sleep 30";
