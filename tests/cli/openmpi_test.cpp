@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/command_args.h"
 #include "support/machine.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
@@ -65,18 +66,6 @@ TEST(OpenMpi, MpmdJobHasOneWorldAndTwoAppnums) {
     EXPECT_EQ(result.exit_code, 0);
     EXPECT_EQ(sorted_lines(result.out),
               (Lines{probe_line(0, 3, 0, 3), probe_line(1, 3, 0, 3), probe_line(2, 3, 1, 3)}));
-}
-
-// `options` with each "CMD" replaced by `command`.
-std::vector<std::string> with_command(const std::vector<std::string>& options,
-                                      const std::vector<std::string>& command) {
-    std::vector<std::string> args;
-    for (const std::string& option : options)
-        if (option == "CMD")
-            args.insert(args.end(), command.begin(), command.end());
-        else
-            args.push_back(option);
-    return args;
 }
 
 // The CPUs this process may use, as /proc/self/status lists them: those of

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/command_args.h"
 #include "support/instance.h"
 #include "support/leftovers.h"
 #include "support/machine.h"
@@ -73,18 +74,6 @@ TEST(RunLaunch, MpiAbortEndsTheJobWithItsCode) {
     EXPECT_EQ(result.exit_code, 7) << result.err;
     EXPECT_NE(result.err.find("gantry: task 1 (" + host_name() + ")"), std::string::npos)
         << result.err;
-}
-
-// `options` with each "CMD" replaced by `command`.
-std::vector<std::string> with_command(const std::vector<std::string>& options,
-                                      const std::vector<std::string>& command) {
-    std::vector<std::string> args;
-    for (const std::string& option : options)
-        if (option == "CMD")
-            args.insert(args.end(), command.begin(), command.end());
-        else
-            args.push_back(option);
-    return args;
 }
 
 // The cpus each rank is bound to in the dry run's launch plan (`all` when
