@@ -111,7 +111,7 @@ Result<IdSet> JobManager::Impl::exec(Active& job) {
     const JobId id = job.id;
     const std::uint32_t first_rank = run->first_rank;
     ExecEvents events{
-        [this, id] { on_started(id); },
+        [this, id, key] { on_started(id, key); },
         // The whole R goes back when the job ends (CLEANUP): a rank's part
         // is not handed back alone yet.
         [](std::uint32_t) {},
@@ -184,9 +184,18 @@ void JobManager::Impl::on_output(JobId id, std::uint32_t first_rank, const Shell
 
 // Each execution's `start` comes once, when the shells of all its ranks
 // have started their tasks (a program made by job.new has one per exec).
-void JobManager::Impl::on_started(JobId id) {
-    if (const auto found = active.find(id); found != active.end())
-        post_event(found->second, "start");
+// A program's job.exec is answered then, so that its next step finds the
+// tasks running.
+void JobManager::Impl::on_started(JobId id, const Exec* started) {
+    const auto found = active.find(id);
+    if (found == active.end())
+        return;
+    post_event(found->second, "start");
+    for (const auto& run : found->second.execs)
+        if (run.get() == started && run->exec_reply) {
+            run->exec_reply->result({{"ranks", run->ranks}});
+            run->exec_reply.reset();
+        }
 }
 
 void JobManager::Impl::on_finished(JobId id, const Exec* ended, int wait_status) {
@@ -196,17 +205,32 @@ void JobManager::Impl::on_finished(JobId id, const Exec* ended, int wait_status)
     Active& job = found->second;
     std::string ended_ranks;
     for (const auto& run : job.execs)
-        if (run.get() == ended)
+        if (run.get() == ended) {
             ended_ranks = run->ranks;
+            if (run->exec_reply)
+                run->exec_reply->error(
+                    Error("job " + std::to_string(id),
+                          "exec of ranks " + run->ranks + " ended before its tasks started"));
+        }
     std::erase_if(job.execs, [ended](const auto& run) { return run.get() == ended; });
     if (!job.finish_status || shell::exit_code_of(*job.finish_status) == 0)
         job.finish_status = wait_status;
-    if (job.manual && !job.terminating) {
+    if (job.manual && !job.terminating)
         post_event(job, "exec.end", {{"ranks", ended_ranks}, {"status", wait_status}});
+    answer_shrinks(job, ended);
+    if (job.manual && !job.terminating)
         return;
-    }
     if (job.execs.empty())
         finish(job);
+}
+
+// The shrinks that were waiting for `ended` alone are answered.
+void JobManager::Impl::answer_shrinks(Active& job, const Exec* ended) {
+    for (auto& reply : job.shrink_replies)
+        if (reply.ending.erase(ended) == 1 && reply.ending.empty())
+            reply.responder.result(reply.result);
+    std::erase_if(job.shrink_replies,
+                  [](const ShrinkReply& reply) { return reply.ending.empty(); });
 }
 
 // Every exec has ended: the job's result is recorded, then it is cleaned up.

@@ -78,8 +78,16 @@ struct JobManager::Impl {
     struct Exec {
         std::unique_ptr<Execution> execution;
         std::uint32_t first_rank = 0;
-        std::string ranks;  // its tasks' ranks in the job, an idset
-        ResourceSet R;      // what its tasks hold
+        std::string ranks;                    // its tasks' ranks in the job, an idset
+        ResourceSet R;                        // what its tasks hold
+        std::optional<Responder> exec_reply;  // job.exec's: answered once the tasks started
+    };
+    // A job.shrink's reply: given once the execs it ended have ended, so
+    // that what follows it sees their tasks gone.
+    struct ShrinkReply {
+        Responder responder;
+        std::set<const Exec*> ending;
+        Json result;
     };
     // A job that is not INACTIVE.
     struct Active {
@@ -93,9 +101,10 @@ struct JobManager::Impl {
         bool terminating = false;
         std::vector<Jobspec::App> pending_apps;    // mapped, not executed yet
         std::vector<std::unique_ptr<Exec>> execs;  // executions running
-        std::vector<ExecMap> exec_maps;            // of every exec so far, in order
-        std::uint32_t next_rank = 0;               // of the next exec's first task
-        std::optional<int> finish_status;          // the first failing exec's, else the last's
+        std::vector<ShrinkReply> shrink_replies;
+        std::vector<ExecMap> exec_maps;    // of every exec so far, in order
+        std::uint32_t next_rank = 0;       // of the next exec's first task
+        std::optional<int> finish_status;  // the first failing exec's, else the last's
         std::vector<TaskExit> task_exits;
         std::optional<std::string> exception;  // the first fatal one's type
         std::string early_stdin;               // sent before the tasks started
@@ -210,7 +219,8 @@ struct JobManager::Impl {
     Result<IdSet> exec(Active& job);
     void show_display(const Active& job, const Jobspec& placed, const JobMap& map);
     void on_output(JobId id, std::uint32_t first_rank, const ShellOutput& output);
-    void on_started(JobId id);
+    void on_started(JobId id, const Exec* started);
+    void answer_shrinks(Active& job, const Exec* ended);
     void on_finished(JobId id, const Exec* ended, int wait_status);
     void finish(Active& job);
     void clean_up(Active& job);
@@ -225,7 +235,8 @@ struct JobManager::Impl {
     Result<JobId> create_program(const std::string& name, const Peer& peer);
     Status hold(Active& job, const ResourceSet& R);
     Status grow(Active& job, const ResourceSet& added);
-    Status shrink(Active& job, const ResourceSet& removed);
+    // Returns the execs it ends (their tasks get SIGTERM).
+    Result<std::set<const Exec*>> shrink(Active& job, const ResourceSet& removed);
     void register_program_methods();
 
     // --- job_output.cpp --------------------------------------------------------

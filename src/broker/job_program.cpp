@@ -56,7 +56,8 @@ Status JobManager::Impl::grow(Active& job, const ResourceSet& added) {
 
 // The tasks on the removed resources end (their shells are terminated);
 // removing everything leaves an empty program.
-Status JobManager::Impl::shrink(Active& job, const ResourceSet& removed) {
+Result<std::set<const JobManager::Impl::Exec*>> JobManager::Impl::shrink(
+    Active& job, const ResourceSet& removed) {
     const ResourceSet before = job.R.value_or(ResourceSet());
     const ResourceSet taken = before.intersect(removed);
     if (taken.empty())
@@ -65,11 +66,14 @@ Status JobManager::Impl::shrink(Active& job, const ResourceSet& removed) {
     check(hold(job, after));
     job.R = after;
     check(store.replace_R(job.id, after.encode()));
-    for (const auto& run : job.execs)
-        if (!run->R.intersect(taken).empty())
-            run->execution->terminate();
     post_event(job, "shrink", {{"R", taken.to_json()}});
-    return {};
+    std::set<const Exec*> ending;
+    for (const auto& run : job.execs)
+        if (!run->R.intersect(taken).empty()) {
+            ending.insert(run.get());
+            run->execution->terminate();
+        }
+    return ending;
 }
 
 void JobManager::Impl::register_program_methods() {
@@ -102,12 +106,25 @@ void JobManager::Impl::register_program_methods() {
                 Active* job = program(id, responder);
                 if (!job)
                     return;
-                auto changed = growing ? grow(*job, *R) : shrink(*job, *R);
-                if (!changed) {
-                    responder.error(changed.error());
+                if (growing) {
+                    if (auto grown = grow(*job, *R); !grown) {
+                        responder.error(grown.error());
+                        return;
+                    }
+                    responder.result({{"R", job->R->to_json()}});
                     return;
                 }
-                responder.result({{"R", job->R ? job->R->to_json() : Json(nullptr)}});
+                auto ending = shrink(*job, *R);
+                if (!ending) {
+                    responder.error(ending.error());
+                    return;
+                }
+                Json result = {{"R", job->R ? job->R->to_json() : Json(nullptr)}};
+                if (ending->empty())
+                    responder.result(result);
+                else
+                    job->shrink_replies.push_back(
+                        {std::move(responder), std::move(*ending), std::move(result)});
             });
     }
 
@@ -143,7 +160,7 @@ void JobManager::Impl::register_program_methods() {
                                 return;
                             auto ranks = exec(*job);
                             if (ranks)
-                                responder.result({{"ranks", ranks->encode()}});
+                                job->execs.back()->exec_reply = std::move(responder);
                             else
                                 responder.error(ranks.error());
                         });

@@ -29,7 +29,8 @@ RFC 8's program methods, for a program built step by step:
   grow ID R.json               add resources (an RFC 20 R file, - for stdin)
   map ID [RUN OPTIONS] CMD...  add tasks: an app as `gantry run` spells it (MPMD too)
   exec ID                      start the tasks mapped since the last exec; prints their ranks
-  shrink ID R.json             remove resources; the tasks on them end
+                               once they run
+  shrink ID R.json             remove resources; the tasks on them end before it returns
   terminate ID                 end the program (SIGTERM, then SIGKILL) and wait for it
   wait ID | signal [-s SIG] ID | reap ID | list | getinfo ID
                                as gantry wait, kill, purge, jobs -a, info

@@ -87,11 +87,11 @@ protected:
                const std::string& ranks) {
         map(id, command);
         expect({"job", "exec", id}, ranks + "\n", "", 0);
-        EXPECT_TRUE(eventually([&] {
-            const Lines names = event_names(info(id));
-            return std::count(names.begin(), names.end(), "start") ==
-                   std::count(names.begin(), names.end(), "exec");
-        })) << testing::PrintToString(events(id));
+        // job.exec answers once its tasks have started.
+        const Lines names = event_names(info(id));
+        EXPECT_EQ(std::count(names.begin(), names.end(), "start"),
+                  std::count(names.begin(), names.end(), "exec"))
+            << testing::PrintToString(events(id));
     }
     // The program's events without their times: `exec.end ranks="0" status=0`.
     Lines events(const std::string& id) { return untimed_events(gantry({"eventlog", id}).out); }
@@ -158,8 +158,9 @@ TEST_F(JobCmd, TwoExecsSideBySideThenShrinkEndsTheFirstAndTerminateTheProgram) {
         << listed[1];
 
     // The server ran on core 0, the first free one.
+    // job.shrink answers once the tasks it ended have ended.
     expect({"job", "shrink", id, "-"}, "rank0/core1\n", "", 0, R("0"));
-    ASSERT_TRUE(eventually([&] { return has_event(id, "exec.end ranks=\"0\" status=36608"); }))
+    EXPECT_TRUE(has_event(id, "exec.end ranks=\"0\" status=36608"))
         << testing::PrintToString(events(id));
     // The client went on: it ends as it was told to, on its own.
     std::ofstream(go_).close();
