@@ -34,7 +34,8 @@ void require(bool condition) {
 
 bool carries_bytes(const Record& record) {
     return record.kind == Record::Kind::kStdout || record.kind == Record::Kind::kStderr ||
-           record.kind == Record::Kind::kMessage || record.kind == Record::Kind::kFence;
+           record.kind == Record::Kind::kMessage || record.kind == Record::Kind::kFence ||
+           record.kind == Record::Kind::kModex || record.kind == Record::Kind::kModexRequest;
 }
 
 // A fence's bytes either parse into puts that encode to bytes which parse
@@ -56,6 +57,9 @@ void check_value(const Record& record) {
     require(carries_bytes(record) || record.bytes.empty());
     require(record.wait_status >= 0);
     require(record.kind == Record::Kind::kExit || record.wait_status == 0);
+    require(record.kind == Record::Kind::kModexRequest || record.node == 0);
+    require(record.kind != Record::Kind::kModexRequest ||
+            record.bytes.size() <= gantry::shell::records::kMaxKey);
     if (record.kind == Record::Kind::kFence)
         check_fence(record.bytes);
 }
@@ -63,7 +67,12 @@ void check_value(const Record& record) {
 void check_value(const Control& control) {
     require(control.kind == Control::Kind::kSignal ? control.signal >= 1 && control.signal <= 64
                                                    : control.signal == 0);
-    require(control.kind == Control::Kind::kFence || control.bytes.empty());
+    require(control.kind == Control::Kind::kFence || control.kind == Control::Kind::kModex ||
+            control.kind == Control::Kind::kModexRequest || control.bytes.empty());
+    require(control.kind != Control::Kind::kModexRequest ||
+            control.bytes.size() <= gantry::shell::records::kMaxKey);
+    require(control.kind == Control::Kind::kModexRequest || control.kind == Control::Kind::kModex ||
+            control.kind == Control::Kind::kNoModex || control.rank == 0);
     if (control.kind == Control::Kind::kFence)
         check_fence(control.bytes);
 }

@@ -246,6 +246,19 @@ void ShellProcess::complete_fence(std::string merged_puts) {
         shell::records::Control{shell::records::Control::Kind::kFence, 0, std::move(merged_puts)}));
 }
 
+void ShellProcess::request_modex(std::uint32_t task, const std::string& key) {
+    control_->write(shell::records::encode(shell::records::Control{
+        .kind = shell::records::Control::Kind::kModexRequest, .bytes = key, .rank = task}));
+}
+
+void ShellProcess::answer_modex(std::uint32_t task, std::optional<std::string> data) {
+    using Kind = shell::records::Control::Kind;
+    control_->write(shell::records::encode(
+        data
+            ? shell::records::Control{.kind = Kind::kModex, .bytes = std::move(*data), .rank = task}
+            : shell::records::Control{.kind = Kind::kNoModex, .rank = task}));
+}
+
 Status ShellProcess::write_stdin(std::string_view bytes) {
     if (!stdin_open())
         return Error(std::string(kDomain), "the job's stdin is closed");

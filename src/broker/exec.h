@@ -83,6 +83,11 @@ public:
     // Completes the shell's PMI barrier with every node's puts (KEY=VALUE
     // lines, shell/records.h).
     void complete_fence(std::string merged_puts);
+    // Direct modex (PMIx): asks the shell for what its task `task` put (a
+    // modex record answers), or answers the shell's dmodex record for
+    // `task` with the data, or with nothing.
+    void request_modex(std::uint32_t task, const std::string& key);
+    void answer_modex(std::uint32_t task, std::optional<std::string> data);
     // Bytes for the tasks that read stdin, and its end.
     Status write_stdin(std::string_view bytes);
     void close_stdin();

@@ -2,6 +2,8 @@
 
 #include <sys/wait.h>
 
+#include <optional>
+
 #include <asio/post.hpp>
 
 #include "broker/exec.h"
@@ -17,6 +19,7 @@ class LocalExecution : public Execution {
 public:
     LocalExecution(asio::io_context& loop, JobId job, std::uint32_t rank, ExecEvents events)
         : loop_(loop), job_(job), rank_(rank), events_(std::move(events)) {}
+    ~LocalExecution() override { refuse_modex(); }
 
     Status start_shell(const std::string& program, const Json& header) {
         ShellProcess::Handlers handlers{
@@ -46,6 +49,19 @@ public:
     Status write_stdin(std::string_view bytes) override { return process_->write_stdin(bytes); }
     void close_stdin() override { process_->close_stdin(); }
 
+    void serve_modex(std::uint32_t task, const std::string& key, ModexAnswer answer) override {
+        if (ended_) {
+            answer(std::nullopt);
+            return;
+        }
+        if (modex_served_.add(task, key, std::move(answer)))
+            process_->request_modex(task, key);
+    }
+    void answer_modex(std::uint32_t task, std::optional<std::string> data) override {
+        if (!ended_)
+            process_->answer_modex(task, std::move(data));
+    }
+
 private:
     void on_record(shell::records::Record&& record) {
         using Kind = shell::records::Record::Kind;
@@ -72,11 +88,32 @@ private:
                 else
                     process_->complete_fence(std::move(record.bytes));
                 break;
+            case Kind::kModexRequest:
+                if (events_.modex)
+                    events_.modex(rank_, record.rank, record.node, record.bytes);
+                else
+                    process_->answer_modex(record.rank, std::nullopt);
+                break;
+            case Kind::kModex:
+                served_modex(record.rank, std::move(record.bytes));
+                break;
+            case Kind::kNoModex:
+                served_modex(record.rank, std::nullopt);
+                break;
         }
+    }
+
+    // Whoever waits for its tasks' data hears that none will come.
+    void refuse_modex() { modex_served_.refuse_all(); }
+
+    void served_modex(std::uint32_t task, const std::optional<std::string>& data) {
+        if (const auto next = modex_served_.answer(task, data); next && !ended_)
+            process_->request_modex(task, *next);
     }
 
     void on_shell_end(int wait_status) {
         ended_ = true;
+        refuse_modex();
         events_.released(rank_);
         // Posted: the job manager lets go of this execution when it hears
         // of its end, which must not happen inside the shell's own callback.
@@ -92,6 +129,7 @@ private:
     std::uint32_t rank_;
     ExecEvents events_;
     std::unique_ptr<ShellProcess> process_;
+    shell::records::ModexRequests modex_served_;  // other nodes' requests
     bool ended_ = false;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

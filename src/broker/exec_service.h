@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -68,6 +69,13 @@ struct ExecEvents {
     // Execution::complete_fence gives it every node's. Unset: each shell's
     // barrier is completed at once with its own puts.
     std::function<void(std::uint32_t rank, std::string puts)> fence = nullptr;
+    // The shell of `rank` asks for what task `task` (of the execution), on
+    // node `node` of its map (the node-th rank of R), put, once it has put
+    // `key` (empty: any): PMIx direct modex. The answer goes to
+    // Execution::answer_modex. Unset: answered with nothing at once.
+    std::function<void(std::uint32_t rank, std::uint32_t task, std::uint32_t node,
+                       const std::string& key)>
+        modex = nullptr;
 };
 
 // What to run: the job's tasks as `jobspec` (placed) says, inside `R`.
@@ -91,6 +99,17 @@ public:
     // Bytes for the tasks that read stdin (rank 0's shell's), and its end.
     virtual Status write_stdin(std::string_view bytes) = 0;
     virtual void close_stdin() = 0;
+
+    // Direct modex (ExecEvents::modex), for one node's shell: what its task
+    // `task` put once it has put `key`, for another node's; `answer` gets
+    // it, or nothing.
+    using ModexAnswer = std::function<void(std::optional<std::string> data)>;
+    virtual void serve_modex(std::uint32_t /*task*/, const std::string& /*key*/,
+                             ModexAnswer answer) {
+        answer(std::nullopt);
+    }
+    // The answer to the shell's ExecEvents::modex for `task`.
+    virtual void answer_modex(std::uint32_t /*task*/, std::optional<std::string> /*data*/) {}
 };
 
 class ExecService {

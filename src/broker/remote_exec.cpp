@@ -56,11 +56,12 @@ Result<std::uint64_t> job_of(const overlay::Message& request) {
 // The parts of one execution, one per rank of R.
 class InstanceExecution : public Execution, public std::enable_shared_from_this<InstanceExecution> {
 public:
-    InstanceExecution(asio::io_context& loop, Peers& peers, FenceTree& fences, JobId job,
-                      IdSet ranks, bool kill_on_bad_exit, ExecEvents events)
+    InstanceExecution(asio::io_context& loop, Peers& peers, FenceTree& fences, DirectModex& modex,
+                      JobId job, IdSet ranks, bool kill_on_bad_exit, ExecEvents events)
         : loop_(loop),
           peers_(peers),
           fences_(fences),
+          modex_(modex),
           job_(job),
           ranks_(std::move(ranks)),
           events_(std::move(events)),
@@ -149,6 +150,14 @@ public:
         complete_fence(shell::records::encode_key_values(*merged));
     }
 
+    // Rank 0's own shell, while it runs.
+    Execution* local_shell() {
+        for (Part& part : parts_)
+            if (part.local && !part.ended)
+                return part.local.get();
+        return nullptr;
+    }
+
     // Stdin goes to the job's first rank, where its rank 0 task runs.
     Status write_stdin(std::string_view bytes) override {
         Part& first = parts_.front();
@@ -192,7 +201,25 @@ private:
             fenced_once_ = true;
             fences_.contribute(job_, ranks_, puts);
         };
+        events.modex = [this](std::uint32_t, std::uint32_t task, std::uint32_t node,
+                              const std::string& key) { ask_modex(task, node, key); };
         return events;
+    }
+
+    void ask_modex(std::uint32_t task, std::uint32_t node, const std::string& key) {
+        const auto rank = ranks_.nth(node);
+        if (!rank) {
+            if (Execution* shell = local_shell())
+                shell->answer_modex(task, std::nullopt);
+            return;
+        }
+        std::weak_ptr<InstanceExecution> self = weak_from_this();
+        modex_.ask(job_, static_cast<std::uint32_t>(*rank), task, key,
+                   [self, task](std::optional<std::string> data) {
+                       if (const auto execution = self.lock())
+                           if (Execution* shell = execution->local_shell())
+                               shell->answer_modex(task, std::move(data));
+                   });
     }
 
     void on_reply(std::uint32_t rank, const overlay::Reply& reply) {
@@ -277,6 +304,7 @@ private:
     asio::io_context& loop_;
     Peers& peers_;
     FenceTree& fences_;
+    DirectModex& modex_;
     JobId job_;
     IdSet ranks_;  // R's
     ExecEvents events_;
@@ -315,7 +343,12 @@ public:
           ranks_up_(std::move(ranks_up)),
           fences_(
               broker, peers, tree, [](std::uint64_t, const std::string&) {},
-              [this](std::uint64_t job, std::string puts) { fence_gathered(job, puts); }) {}
+              [this](std::uint64_t job, std::string puts) { fence_gathered(job, puts); }),
+          modex_(loop, broker, peers, [this](std::uint64_t job) -> Execution* {
+              const auto found = executions_.find(job);
+              const auto execution = found == executions_.end() ? nullptr : found->second.lock();
+              return execution ? execution->local_shell() : nullptr;
+          }) {}
 
     Result<std::unique_ptr<Execution>> start(const ExecRequest& request,
                                              ExecEvents events) override {
@@ -326,9 +359,9 @@ public:
         const Json topologies = topologies_.only(request.R.ranks()).to_json();
         const bool kill_on_bad_exit =
             request.jobspec.value("attributes", Json::object()).value("kill_on_bad_exit", false);
-        auto execution = std::make_shared<InstanceExecution>(loop_, peers_, fences_, request.job,
-                                                             request.R.ranks(), kill_on_bad_exit,
-                                                             std::move(events));
+        auto execution = std::make_shared<InstanceExecution>(loop_, peers_, fences_, modex_,
+                                                             request.job, request.R.ranks(),
+                                                             kill_on_bad_exit, std::move(events));
         std::erase_if(executions_, [](const auto& entry) { return entry.second.expired(); });
         executions_[request.job] = execution;
         for (const auto& [rank, target] : request.R.targets()) {
@@ -336,6 +369,7 @@ public:
                 if (auto started = execution->start_local(loop_, program_, request, topologies);
                     !started)
                     return started.error();
+                modex_.shell_started(request.job);
             } else {
                 execution->start_remote(rank, request, topologies);
             }
@@ -358,6 +392,7 @@ private:
     Peers& peers_;
     RanksUp ranks_up_;
     FenceTree fences_;
+    DirectModex modex_;
     std::map<std::uint64_t, std::weak_ptr<InstanceExecution>> executions_;
 };
 
@@ -385,9 +420,14 @@ NodeExec::NodeExec(asio::io_context& loop, Broker& broker, Peers& peers, const o
     : loop_(loop),
       broker_(broker),
       shell_program_(std::move(shell_program)),
-      fences_(broker, peers, tree, [this](std::uint64_t job, const std::string& merged) {
-          if (const auto found = executions_.find(job); found != executions_.end())
-              found->second->execution->complete_fence(merged);
+      fences_(broker, peers, tree,
+              [this](std::uint64_t job, const std::string& merged) {
+                  if (const auto found = executions_.find(job); found != executions_.end())
+                      found->second->execution->complete_fence(merged);
+              }),
+      modex_(loop, broker, peers, [this](std::uint64_t job) -> Execution* {
+          const auto found = executions_.find(job);
+          return found == executions_.end() ? nullptr : found->second->execution.get();
       }) {
     broker_.register_method(
         "exec.start",
@@ -499,6 +539,21 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
         told = true;
         fences_.contribute(id, ranks, puts);
     };
+    events.modex = [this, id, ranks = exec.R.ranks()](std::uint32_t, std::uint32_t task,
+                                                      std::uint32_t node, const std::string& key) {
+        const auto rank = ranks.nth(node);
+        auto answer = [this, alive = std::weak_ptr<bool>(alive_), id,
+                       task](std::optional<std::string> data) {
+            if (!alive.lock())
+                return;
+            if (const auto found = executions_.find(id); found != executions_.end())
+                found->second->execution->answer_modex(task, std::move(data));
+        };
+        if (rank)
+            modex_.ask(id, static_cast<std::uint32_t>(*rank), task, key, std::move(answer));
+        else
+            answer(std::nullopt);
+    };
     events.finished = [this, id, responder](int status) mutable {
         responder.result({{"event", "finished"}, {"status", status}});
         fences_.forget(id);
@@ -512,6 +567,7 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
         return;
     }
     executions_[id] = std::make_unique<Running>(Running{std::move(*execution), responder});
+    modex_.shell_started(id);
 }
 
 }  // namespace gantry::broker

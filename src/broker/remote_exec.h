@@ -19,7 +19,9 @@
 //
 // A PMI barrier of a job that spans nodes goes up the overlay's tree and
 // back down it (fence_tree.h): rank 0 merges every node's puts once and
-// sends them down, one message per edge each way.
+// sends them down, one message per edge each way. A PMIx get of what a task
+// of another node put before any fence goes to that node's broker alone
+// (direct_modex.h).
 //
 // The job's events are those of one execution: `started` once every rank's
 // shell has started, `released` per rank, `finished` once all have ended.
@@ -36,6 +38,7 @@
 #include <asio/io_context.hpp>
 
 #include "broker/broker.h"
+#include "broker/direct_modex.h"
 #include "broker/exec_service.h"
 #include "broker/fence_tree.h"
 #include "broker/peers.h"
@@ -82,6 +85,9 @@ private:
     std::string shell_program_;
     std::map<std::uint64_t, std::unique_ptr<Running>> executions_;
     FenceTree fences_;  // after executions_, which its handlers read
+    DirectModex modex_;
+    // Held by this alone: a modex answer that finds it expired is dropped.
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace gantry::broker

@@ -131,6 +131,19 @@ void release_data(void* data) {
     std::free(data);
 }
 
+// Answers a fence or a direct modex with `data`, or with `failure`.
+void give_data(pmix_modex_cbfunc_t cbfunc, void* cbdata, const std::optional<std::string>& data,
+               pmix_status_t failure) {
+    if (!data) {
+        cbfunc(failure, nullptr, 0, cbdata, nullptr, nullptr);
+        return;
+    }
+    // The library frees it with release_data once used.
+    char* const copy = static_cast<char*>(std::malloc(data->size() + 1));
+    std::memcpy(copy, data->data(), data->size());
+    cbfunc(PMIX_SUCCESS, copy, data->size(), cbdata, release_data, copy);
+}
+
 // Fences of the whole job only (every rank of one namespace): that is what
 // MPI_Init, MPI_Barrier's PMIx fallbacks and MPI_Finalize ask for. Every
 // fence carries its data, whether the tasks asked to collect it or not, so
@@ -149,24 +162,42 @@ pmix_status_t on_fence(const pmix_proc_t procs[], std::size_t nprocs, const pmix
         return PMIX_ERR_NOT_FOUND;
     events->fence(std::string(data ? data : "", ndata),
                   [cbfunc, cbdata](std::optional<std::string> all) {
-                      if (!all) {
-                          cbfunc(PMIX_ERROR, nullptr, 0, cbdata, nullptr, nullptr);
-                          return;
-                      }
-                      // The library frees it with release_data once used.
-                      char* const copy = static_cast<char*>(std::malloc(all->size() + 1));
-                      std::memcpy(copy, all->data(), all->size());
-                      cbfunc(PMIX_SUCCESS, copy, all->size(), cbdata, release_data, copy);
+                      give_data(cbfunc, cbdata, all, PMIX_ERROR);
                   });
     return PMIX_SUCCESS;
 }
 
-// A get of a key another node's task put and no fence has carried yet:
-// not served (every fence carries every put). The task gets an error at
-// once rather than waiting.
-pmix_status_t on_direct_modex(const pmix_proc_t*, const pmix_info_t[], std::size_t,
-                              pmix_modex_cbfunc_t, void*) {
-    return PMIX_ERR_NOT_SUPPORTED;
+// A get of a key another node's task put and no fence has carried yet: the
+// shell asks that node's shell (Job::serve_modex there) through the
+// instance. The task gets an error when there is no such node, never a
+// wait without an end.
+pmix_status_t on_direct_modex(const pmix_proc_t* proc, const pmix_info_t info[], std::size_t ninfo,
+                              pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+    const auto events = events_of(proc->nspace);
+    if (!events)
+        return PMIX_ERR_NOT_FOUND;
+    if (!events->direct_modex || proc->rank == PMIX_RANK_WILDCARD)
+        return PMIX_ERR_NOT_SUPPORTED;
+    // The key the task's get is for: the data must hold it, not merely be
+    // what the task committed so far (PMIx_Init commits some of its own).
+    std::string key;
+    for (std::size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_REQUIRED_KEY) && info[i].value.type == PMIX_STRING &&
+            info[i].value.data.string)
+            key = info[i].value.data.string;
+    events->direct_modex(proc->rank, key, [cbfunc, cbdata](std::optional<std::string> data) {
+        give_data(cbfunc, cbdata, data, PMIX_ERR_NOT_FOUND);
+    });
+    return PMIX_SUCCESS;
+}
+
+// What PMIx_server_dmodex_request gives back, for Job::serve_modex.
+void on_modex_served(pmix_status_t status, char* data, std::size_t size, void* cbdata) {
+    std::unique_ptr<Events::ModexDone> done(static_cast<Events::ModexDone*>(cbdata));
+    if (status == PMIX_SUCCESS)
+        (*done)(std::string(data ? data : "", size));
+    else
+        (*done)(std::nullopt);
 }
 
 void stop_server() {
@@ -486,6 +517,32 @@ Result<std::vector<std::string>> Job::task_environment(std::uint32_t rank) const
         return Error("pmix",
                      "cannot register rank " + std::to_string(rank) + ": " + status_text(status));
     return variables;
+}
+
+void Job::serve_modex(std::uint32_t rank, Events::ModexDone done) const {
+    pmix_proc_t proc;
+    PMIX_PROC_LOAD(&proc, nspace_.c_str(), rank);
+    auto owned = std::make_unique<Events::ModexDone>(std::move(done));
+    // The library answers once the task has committed its data, on its own
+    // thread; when it refuses at once, it never calls back.
+    if (PMIx_server_dmodex_request(&proc, on_modex_served, owned.get()) == PMIX_SUCCESS) {
+        (void)owned.release();
+        return;
+    }
+    (*owned)(std::nullopt);
+}
+
+bool Job::has_key(std::uint32_t rank, const std::string& key) const {
+    pmix_proc_t proc;
+    PMIX_PROC_LOAD(&proc, nspace_.c_str(), rank);
+    // Only what the server holds: never a request of its own.
+    InfoList infos;
+    infos.add_bool(PMIX_OPTIONAL, true);
+    pmix_value_t* value = nullptr;
+    const pmix_status_t status = PMIx_Get(&proc, key.c_str(), infos.data(), infos.size(), &value);
+    if (value)
+        PMIX_VALUE_RELEASE(value);
+    return status == PMIX_SUCCESS;
 }
 
 std::string server_directory_of(pid_t pid) {

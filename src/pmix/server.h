@@ -51,6 +51,14 @@ struct Events {
     // the fence failed (its tasks get an error).
     using FenceDone = std::function<void(std::optional<std::string> all)>;
     std::function<void(std::string data, FenceDone done)> fence;
+    // A task of this node asks for what task `rank` of another node put,
+    // which no fence has carried (direct modex), and needs `key` of it
+    // (empty: any). `done` must be called once, from any thread, with the
+    // blob that node's Job::serve_modex gave once Job::has_key said the key
+    // is there, or with nothing (the task's get fails). Unset: such gets
+    // fail at once.
+    using ModexDone = std::function<void(std::optional<std::string> data)>;
+    std::function<void(std::uint32_t rank, std::string key, ModexDone done)> direct_modex;
 };
 
 class Job {
@@ -72,6 +80,15 @@ public:
     // rather than as a singleton (OMPI_MCA_ess, OMPI_MCA_schizo). The task
     // is registered as one of this user's. Error: a rank of another node.
     Result<std::vector<std::string>> task_environment(std::uint32_t rank) const;
+
+    // Direct modex, on the node of task `rank`: what the task put, as one
+    // blob for the asking node's Events::direct_modex, once it has
+    // committed it. `done` is called once, on the server's thread, with
+    // nothing when the task has nothing to give (not of this node, or gone).
+    void serve_modex(std::uint32_t rank, Events::ModexDone done) const;
+    // Whether task `rank` of this node has committed `key`. The library
+    // tells no one when a task commits: whoever waits for a key asks again.
+    bool has_key(std::uint32_t rank, const std::string& key) const;
 
     // The job's temporary directory (PMIX_TMPDIR), removed with the Job.
     const std::string& directory() const { return directory_; }

@@ -287,6 +287,7 @@ Result<Job> job_from_plan(const NodePlan& plan, const JobMap& map,
         if (used[node]) {
             node_id[node] = static_cast<std::uint32_t>(job.node_names.size());
             job.node_names.push_back(map.nodes[node].name);
+            job.map_node_of_node.push_back(static_cast<std::uint32_t>(node));
         }
     job.node_of_rank.reserve(map.tasks.size());
     for (const gantry::Task& task : map.tasks)

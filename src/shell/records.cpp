@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <climits>
+#include <utility>
 #include <vector>
 
 #include "util/text.h"
@@ -74,6 +75,12 @@ std::string_view keyword(Record::Kind kind) {
             return "exit";
         case Record::Kind::kFence:
             return "fence";
+        case Record::Kind::kModexRequest:
+            return "dmodex";
+        case Record::Kind::kModex:
+            return "modex";
+        case Record::Kind::kNoModex:
+            return "nomodex";
     }
     return "";
 }
@@ -111,6 +118,30 @@ std::optional<Header> parse_header(std::string_view line) {
         header.length = *length;
     } else if (kind == "started" && fields.size() == 1) {
         header.record.kind = Record::Kind::kStarted;
+    } else if (kind == "dmodex" && fields.size() == 4) {
+        const auto rank = parse_number(fields[1], UINT32_MAX);
+        const auto node = parse_number(fields[2], UINT32_MAX);
+        const auto length = parse_number(fields[3], kMaxKey);
+        if (!rank || !node || !length)
+            return std::nullopt;
+        header.record.kind = Record::Kind::kModexRequest;
+        header.record.rank = static_cast<std::uint32_t>(*rank);
+        header.record.node = static_cast<std::uint32_t>(*node);
+        header.length = *length;
+    } else if (kind == "modex" && fields.size() == 3) {
+        const auto rank = parse_number(fields[1], UINT32_MAX);
+        const auto length = parse_number(fields[2], UINT64_MAX);
+        if (!rank || !length)
+            return std::nullopt;
+        header.record.kind = Record::Kind::kModex;
+        header.record.rank = static_cast<std::uint32_t>(*rank);
+        header.length = *length;
+    } else if (kind == "nomodex" && fields.size() == 2) {
+        const auto rank = parse_number(fields[1], UINT32_MAX);
+        if (!rank)
+            return std::nullopt;
+        header.record.kind = Record::Kind::kNoModex;
+        header.record.rank = static_cast<std::uint32_t>(*rank);
     } else if (kind == "exit" && fields.size() == 3) {
         const auto rank = parse_number(fields[1], UINT32_MAX);
         const auto status = parse_number(fields[2], INT_MAX);
@@ -140,6 +171,25 @@ std::optional<std::pair<Control, std::size_t>> parse_control(std::string_view li
     if (fields[0] == "fence" && fields.size() == 2) {
         if (const auto length = parse_number(fields[1], UINT64_MAX))
             return std::pair{Control{Control::Kind::kFence, 0}, static_cast<std::size_t>(*length)};
+    }
+    // The direct modex messages: a task's rank, and a modex's length.
+    const auto rank = fields.size() >= 2 ? parse_number(fields[1], UINT32_MAX) : std::nullopt;
+    if (!rank)
+        return std::nullopt;
+    Control modex{.rank = static_cast<std::uint32_t>(rank.value_or(0))};
+    if (fields[0] == "dmodex" && fields.size() == 3) {
+        modex.kind = Control::Kind::kModexRequest;
+        if (const auto length = parse_number(fields[2], kMaxKey))
+            return std::pair{modex, static_cast<std::size_t>(*length)};
+    }
+    if (fields[0] == "nomodex" && fields.size() == 2) {
+        modex.kind = Control::Kind::kNoModex;
+        return std::pair{modex, std::size_t{0}};
+    }
+    if (fields[0] == "modex" && fields.size() == 3) {
+        modex.kind = Control::Kind::kModex;
+        if (const auto length = parse_number(fields[2], UINT64_MAX))
+            return std::pair{modex, static_cast<std::size_t>(*length)};
     }
     return std::nullopt;
 }
@@ -174,6 +224,29 @@ void append(std::string& out, const Record& record) {
         case Record::Kind::kStarted:
             out.append("started\n");
             return;
+        case Record::Kind::kModexRequest:
+            out.append("dmodex ");
+            append_number(out, record.rank);
+            out.push_back(' ');
+            append_number(out, record.node);
+            out.push_back(' ');
+            append_number(out, record.bytes.size());
+            out.push_back('\n');
+            out.append(record.bytes);
+            return;
+        case Record::Kind::kModex:
+            out.append("modex ");
+            append_number(out, record.rank);
+            out.push_back(' ');
+            append_number(out, record.bytes.size());
+            out.push_back('\n');
+            out.append(record.bytes);
+            return;
+        case Record::Kind::kNoModex:
+            out.append("nomodex ");
+            append_number(out, record.rank);
+            out.push_back('\n');
+            return;
         case Record::Kind::kExit:
             out.append("exit ");
             append_number(out, record.rank);
@@ -191,19 +264,73 @@ std::string encode(const Record& record) {
 }
 
 std::string encode(const Control& control) {
-    if (control.kind == Control::Kind::kTerminate)
-        return "terminate\n";
-    if (control.kind == Control::Kind::kFence) {
-        std::string out = "fence ";
-        append_number(out, control.bytes.size());
-        out.push_back('\n');
-        out.append(control.bytes);
-        return out;
+    std::string out;
+    switch (control.kind) {
+        case Control::Kind::kTerminate:
+            return "terminate\n";
+        case Control::Kind::kSignal:
+            out = "signal ";
+            append_number(out, static_cast<std::uint64_t>(control.signal));
+            break;
+        case Control::Kind::kFence:
+            out = "fence ";
+            append_number(out, control.bytes.size());
+            break;
+        case Control::Kind::kModexRequest:
+            out = "dmodex ";
+            append_number(out, control.rank);
+            out.push_back(' ');
+            append_number(out, control.bytes.size());
+            break;
+        case Control::Kind::kModex:
+            out = "modex ";
+            append_number(out, control.rank);
+            out.push_back(' ');
+            append_number(out, control.bytes.size());
+            break;
+        case Control::Kind::kNoModex:
+            out = "nomodex ";
+            append_number(out, control.rank);
+            break;
     }
-    std::string out = "signal ";
-    append_number(out, static_cast<std::uint64_t>(control.signal));
     out.push_back('\n');
+    out.append(control.bytes);
     return out;
+}
+
+bool ModexRequests::add(std::uint32_t task, std::string key, Answer answer) {
+    std::deque<Group>& groups = waiting_[task];
+    for (Group& group : groups)
+        if (group.key == key) {
+            group.answers.push_back(std::move(answer));
+            return false;
+        }
+    groups.push_back(Group{std::move(key), {std::move(answer)}});
+    return groups.size() == 1;
+}
+
+std::optional<std::string> ModexRequests::answer(std::uint32_t task,
+                                                 const std::optional<std::string>& data) {
+    const auto found = waiting_.find(task);
+    if (found == waiting_.end())
+        return std::nullopt;
+    const Group answered = std::move(found->second.front());
+    found->second.pop_front();
+    std::optional<std::string> next;
+    if (found->second.empty())
+        waiting_.erase(found);
+    else
+        next = found->second.front().key;
+    for (const Answer& answer : answered.answers)
+        answer(data);
+    return next;
+}
+
+void ModexRequests::refuse_all() {
+    for (auto& [task, groups] : std::exchange(waiting_, {}))
+        for (const Group& group : groups)
+            for (const Answer& answer : group.answers)
+                answer(std::nullopt);
 }
 
 namespace detail {

@@ -12,10 +12,23 @@
 //     fence LEN\n<LEN bytes>       every task of this node is in a PMI
 //                                  barrier; the puts they made since the
 //                                  last one, as KEY=VALUE lines
+//     dmodex RANK NODE LEN\n<LEN bytes>
+//                                  a task of this node asks for what task
+//                                  RANK, on node NODE of the job's map, put,
+//                                  once it has put the key in the bytes (any
+//                                  key when empty; at most kMaxKey bytes):
+//                                  PMIx direct modex
+//     modex RANK LEN\n<LEN bytes>  what task RANK of this node put, for a
+//                                  dmodex control message
+//     nomodex RANK\n               task RANK of this node has nothing to give
 //
-// and from the broker `signal N\n` (1 <= N <= 64), `terminate\n`, and
+// and from the broker `signal N\n` (1 <= N <= 64), `terminate\n`,
 // `fence LEN\n<LEN bytes>`: the puts of every node of the job, merged, which
-// complete the barrier (a job that spans nodes: Job::pmi_through_supervisor).
+// complete the barrier (a job that spans nodes: Job::pmi_through_supervisor),
+// and for direct modex `dmodex RANK LEN\n<LEN bytes>` (another node asks for
+// what task RANK of this node put, once it has put that key),
+// `modex RANK LEN\n<LEN bytes>` and `nomodex RANK\n` (the answer to this
+// shell's dmodex record).
 // Numbers are decimal without sign or leading zeros ("0" is zero) and fit
 // their fields: a rank in 32 bits, a wait status in a non-negative int, a
 // length at most kMaxLength. Fields are separated by one space. Any other
@@ -24,11 +37,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/error.h"
 
@@ -37,18 +52,34 @@ namespace gantry::shell::records {
 // The most bytes one out, err or msg record carries: longer data is sent as
 // several records.
 inline constexpr std::size_t kMaxLength = 1 << 20;
-// The longest header line a reader waits for, its newline included ("exit
-// 4294967295 2147483647\n" has 27 bytes).
-inline constexpr std::size_t kMaxHeader = 32;
+// The longest header line a reader waits for, its newline included
+// ("dmodex 4294967295 4294967295 511\n" has 33 bytes).
+inline constexpr std::size_t kMaxHeader = 40;
+// The longest key a dmodex record or control message names (PMIx's
+// PMIX_MAX_KEYLEN).
+inline constexpr std::size_t kMaxKey = 511;
 // The highest signal number a control message may name.
 inline constexpr int kMaxSignal = 64;
 
 struct Record {
-    enum class Kind { kStdout, kStderr, kMessage, kStarted, kExit, kFence };
+    enum class Kind {
+        kStdout,
+        kStderr,
+        kMessage,
+        kStarted,
+        kExit,
+        kFence,
+        kModexRequest,
+        kModex,
+        kNoModex
+    };
     Kind kind = Kind::kMessage;
-    std::uint32_t rank = 0;  // kStdout, kStderr, kExit
+    std::uint32_t rank = 0;  // kStdout, kStderr, kExit and the modex kinds
     int wait_status = 0;     // kExit: as waitpid gave it, >= 0
-    std::string bytes{};     // kStdout, kStderr, kMessage, kFence: at most kMaxLength
+    // kStdout, kStderr, kMessage, kFence, kModex: at most kMaxLength;
+    // kModexRequest: the key, at most kMaxKey
+    std::string bytes{};
+    std::uint32_t node = 0;  // kModexRequest
 
     friend bool operator==(const Record&, const Record&) = default;
 };
@@ -65,10 +96,11 @@ void append_header(std::string& out, Record::Kind kind, std::uint32_t rank, std:
 inline constexpr std::size_t kMaxFence = std::size_t{64} << 20;
 
 struct Control {
-    enum class Kind { kSignal, kTerminate, kFence };
+    enum class Kind { kSignal, kTerminate, kFence, kModexRequest, kModex, kNoModex };
     Kind kind = Kind::kTerminate;
-    int signal = 0;       // kSignal: 1 to kMaxSignal
-    std::string bytes{};  // kFence: at most kMaxFence
+    int signal = 0;          // kSignal: 1 to kMaxSignal
+    std::string bytes{};     // kFence, kModex: at most kMaxFence; kModexRequest: the key
+    std::uint32_t rank = 0;  // the modex kinds
 
     friend bool operator==(const Control&, const Control&) = default;
 };
@@ -80,6 +112,32 @@ std::string encode(const Control& control);
 using KeyValues = std::map<std::string, std::string, std::less<>>;
 std::string encode_key_values(const KeyValues& puts);
 Result<KeyValues> parse_key_values(std::string_view bytes);
+
+// The direct modex requests one end has sent and not had answered, by
+// task. An answer (modex, nomodex) names its task but not its key, so each
+// task has one request out at a time: a request for another key of the
+// same task is sent once the one before is answered; requests for the same
+// key wait together.
+class ModexRequests {
+public:
+    using Answer = std::function<void(std::optional<std::string> data)>;
+
+    // Whether the request for `key` of `task` is to be sent now.
+    bool add(std::uint32_t task, std::string key, Answer answer);
+    // The outstanding request of `task` is answered with `data` (nothing:
+    // nomodex). Returns the key of the request to send next, if any.
+    std::optional<std::string> answer(std::uint32_t task, const std::optional<std::string>& data);
+    // Every request waiting is answered with nothing.
+    void refuse_all();
+    bool empty() const { return waiting_.empty(); }
+
+private:
+    struct Group {
+        std::string key;
+        std::vector<Answer> answers;
+    };
+    std::map<std::uint32_t, std::deque<Group>> waiting_;  // front: the one sent
+};
 
 namespace detail {
 
@@ -106,7 +164,7 @@ private:
 //
 //     records: bad header "out x 3" at byte 120
 //     records: length 2000000 over the 1048576-byte limit at byte 0
-//     records: header "out 1 0000000000"... longer than 32 bytes at byte 8
+//     records: header "out 1 0000000000"... longer than 40 bytes at byte 8
 //
 // After an error the reader stays failed: next() gives the same error.
 class Reader {

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -373,6 +374,13 @@ private:
     bool start_pmix(const std::vector<std::string>& paths);
     std::vector<std::string> pmix_variables(const Task& task, std::vector<std::string> from_server);
     void pmix_fence(std::string data, pmix::Events::FenceDone done);
+    struct ModexServe;
+    void ask_modex(std::uint32_t rank, std::string key, pmix::Events::ModexDone done);
+    void send_modex_request(std::uint32_t rank, const std::string& key);
+    void answer_modex(std::uint32_t rank, const std::optional<std::string>& data);
+    void serve_modex(std::uint32_t rank, std::string key);
+    bool try_serve_modex(std::uint32_t rank, const std::string& key);
+    void serve_modex_later(ModexServe& serving);
     void hand_over_barrier(pmi::KeyValues puts,
                            std::function<void(const pmi::KeyValues&)> complete);
     void complete_next_barrier(const pmi::KeyValues& merged_puts);
@@ -428,6 +436,17 @@ private:
     std::deque<std::function<void(const pmi::KeyValues&)>> barriers_;
     std::shared_ptr<PmixMailbox> pmix_mailbox_ = std::make_shared<PmixMailbox>(loop_);
     std::unique_ptr<pmix::Job> pmix_;  // null: the job gets no PMIx
+    // Direct modex: this node's tasks' gets of other nodes' data, sent to
+    // the supervisor; and other nodes' requests for a key this node's task
+    // has not put yet.
+    records::ModexRequests modex_asked_;
+    struct ModexServe {
+        std::uint32_t rank = 0;
+        std::string key;
+        asio::steady_timer timer;
+        std::chrono::milliseconds wait{1};
+    };
+    std::list<ModexServe> modex_waiting_;  // a list: each one's timer must not move
     asio::signal_set signals_;
     asio::steady_timer time_limit_;
     asio::steady_timer kill_timer_;
@@ -981,6 +1000,12 @@ bool JobRun::start_pmix(const std::vector<std::string>& paths) {
             pmix_fence(std::move(data), std::move(done));
         });
     };
+    events.direct_modex = [this, mailbox](std::uint32_t rank, std::string key,
+                                          pmix::Events::ModexDone done) {
+        mailbox->post([this, rank, key = std::move(key), done = std::move(done)]() mutable {
+            ask_modex(rank, std::move(key), std::move(done));
+        });
+    };
     auto started = pmix::Job::start(info, std::move(events));
     if (!started) {
         fail(kShellFailure, "gantry: shell: " + started.error().str());
@@ -1036,6 +1061,88 @@ void JobRun::pmix_fence(std::string data, pmix::Events::FenceDone done) {
         }
         done(std::move(all));
     });
+}
+
+// A task's get of what a task of another node put, before any fence: that
+// node's shell is asked through the supervisor. Without one (a job of one
+// node) there is no such task.
+void JobRun::ask_modex(std::uint32_t rank, std::string key, pmix::Events::ModexDone done) {
+    const bool elsewhere = rank < job_.node_of_rank.size() &&
+                           job_.node_of_rank[rank] != job_.node_id &&
+                           job_.node_of_rank[rank] < job_.map_node_of_node.size();
+    if (!elsewhere || !job_.supervisor_fd || !job_.pmi_through_supervisor || supervisor_lost_) {
+        done(std::nullopt);
+        return;
+    }
+    if (key.size() > records::kMaxKey)
+        key.clear();  // no PMIx key is that long: any data will do
+    if (modex_asked_.add(rank, key, std::move(done)))
+        send_modex_request(rank, key);
+}
+
+void JobRun::send_modex_request(std::uint32_t rank, const std::string& key) {
+    send_record({.kind = records::Record::Kind::kModexRequest,
+                 .rank = rank,
+                 .bytes = key,
+                 .node = job_.map_node_of_node[job_.node_of_rank[rank]]});
+}
+
+void JobRun::answer_modex(std::uint32_t rank, const std::optional<std::string>& data) {
+    if (const auto next = modex_asked_.answer(rank, data))
+        send_modex_request(rank, *next);
+}
+
+// Another node asks for what task `rank` of this one put, once it has put
+// `key`. The library says nothing when a task commits, so a key not there
+// yet is looked for again, sooner at first, until the task has ended.
+void JobRun::serve_modex(std::uint32_t rank, std::string key) {
+    if (try_serve_modex(rank, key))
+        return;
+    auto& serving = modex_waiting_.emplace_back(
+        ModexServe{rank, std::move(key), asio::steady_timer(loop_), std::chrono::milliseconds(1)});
+    serve_modex_later(serving);
+}
+
+void JobRun::serve_modex_later(ModexServe& serving) {
+    serving.timer.expires_after(serving.wait);
+    serving.wait = std::min(serving.wait * 2, std::chrono::milliseconds(50));
+    serving.timer.async_wait([this, &serving](const std::error_code& error) {
+        if (error)
+            return;
+        if (!try_serve_modex(serving.rank, serving.key)) {
+            serve_modex_later(serving);
+            return;
+        }
+        modex_waiting_.remove_if([&serving](const ModexServe& s) { return &s == &serving; });
+    });
+}
+
+// Whether the request is answered: with the task's data once it has the
+// key, or with nothing when it never will.
+bool JobRun::try_serve_modex(std::uint32_t rank, const std::string& key) {
+    const auto task = task_of_rank_.find(rank);
+    if (!pmix_ || task == task_of_rank_.end()) {
+        send_record({.kind = records::Record::Kind::kNoModex, .rank = rank});
+        return true;
+    }
+    if (!key.empty() && !pmix_->has_key(rank, key)) {
+        if (!tasks_[task->second].reaped)
+            return false;
+        send_record({.kind = records::Record::Kind::kNoModex, .rank = rank});
+        return true;
+    }
+    const std::shared_ptr<PmixMailbox> mailbox = pmix_mailbox_;
+    pmix_->serve_modex(rank, [this, mailbox, rank](std::optional<std::string> data) {
+        mailbox->post([this, rank, data = std::move(data)]() mutable {
+            if (data && data->size() <= records::kMaxLength)
+                send_record({.kind = records::Record::Kind::kModex,
+                             .rank = rank,
+                             .bytes = std::move(*data)});
+            else
+                send_record({.kind = records::Record::Kind::kNoModex, .rank = rank});
+        });
+    });
+    return true;
 }
 
 void JobRun::send_replies(const std::vector<pmi::Reply>& replies) {
@@ -1206,6 +1313,15 @@ void JobRun::obey(const records::Control& control) {
             complete_next_barrier(*merged);
             return;
         }
+        case records::Control::Kind::kModexRequest:
+            serve_modex(control.rank, control.bytes);
+            return;
+        case records::Control::Kind::kModex:
+            answer_modex(control.rank, control.bytes);
+            return;
+        case records::Control::Kind::kNoModex:
+            answer_modex(control.rank, std::nullopt);
+            return;
     }
 }
 

@@ -122,6 +122,10 @@ struct Job {
     std::vector<std::string> node_names;
     std::vector<std::uint32_t> node_of_rank;
     std::uint32_t node_id = 0;
+    // Each node id's node in the job's map (under an instance, its position
+    // among R's ranks): where a direct modex record sends a get for a task
+    // of another node. Empty: the node ids are the map's.
+    std::vector<std::uint32_t> map_node_of_node;
     Input input;
     Output output;
     Limits limits;

@@ -23,6 +23,7 @@ namespace {
 using Lines = std::vector<std::string>;
 
 const std::string kOmpiProbe = GANTRY_OMPI_PROBE;
+const std::string kPmixProbe = GANTRY_PMIX_PROBE;
 
 Lines sorted_lines(const std::string& text) {
     Lines lines = lines_of(text);
@@ -153,6 +154,56 @@ TEST(OpenMpi, FourTasksOnEachOfFourBrokers) {
         expected.push_back(probe_line(rank, 16, 0, 4));
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(sorted_lines(result.out), expected);
+}
+
+// A get of what a task of another node put, with no fence before it (PMIx
+// direct modex): the asking node's shell has that node's shell asked,
+// through the brokers. Each rank reads the key of a rank of the other node.
+TEST(OpenMpi, DirectModexAcrossBrokers) {
+    const auto result = run_gantry({"start", "--test-size=2", "--", gantry_binary(), "run", "-N",
+                                    "2", "-n", "4", kPmixProbe, "nofence"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    Lines lines = sorted_lines(result.out);
+    for (std::string& line : lines)
+        line.erase(std::min(line.size(), line.find(" locality=")));
+    EXPECT_EQ(lines, (Lines{"rank=0 size=4 appnum=0 local_size=2 local_rank=0 node_rank=0 nodeid=0 "
+                            "peers=0,1 host=node0 fence=none next=from-2",
+                            "rank=1 size=4 appnum=0 local_size=2 local_rank=1 node_rank=1 nodeid=0 "
+                            "peers=0,1 host=node0 fence=none next=from-3",
+                            "rank=2 size=4 appnum=0 local_size=2 local_rank=0 node_rank=0 nodeid=1 "
+                            "peers=2,3 host=node1 fence=none next=from-0",
+                            "rank=3 size=4 appnum=0 local_size=2 local_rank=1 node_rank=1 nodeid=1 "
+                            "peers=2,3 host=node1 fence=none next=from-1"}));
+}
+
+// A get of a key the task on the other node never puts fails once that
+// task has ended, rather than waiting for the job's end: rank 0 reads
+// nothing of rank 2.
+TEST(OpenMpi, DirectModexOfAKeyNeverPutFails) {
+    const auto result = run_gantry({"start", "--test-size=2", "--", gantry_binary(), "run", "-N",
+                                    "2", "-n", "4", kPmixProbe, "noput"});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    Lines next;
+    for (const std::string& line : sorted_lines(result.out))
+        next.push_back(line.substr(0, line.find(' ')) + line.substr(line.find(" next=")));
+    for (std::string& line : next)
+        line.erase(std::min(line.size(), line.find(" locality=")));
+    EXPECT_EQ(next, (Lines{"rank=0 next=-", "rank=1 next=from-3", "rank=2 next=from-0",
+                           "rank=3 next=from-1"}));
+}
+
+// Open MPI's asynchronous modex has MPI_Init fence nothing: each peer's
+// address comes by direct modex, across nodes too.
+TEST(OpenMpi, AsyncModexAcrossBrokers) {
+    const auto result = run_gantry({"start", "--test-size=2", "--", gantry_binary(), "run", "-N",
+                                    "2", "-n", "4", "-x", "OMPI_MCA_pmix_base_async_modex=1", "-x",
+                                    "OMPI_MCA_pmix_base_collect_data=0", kOmpiProbe});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(sorted_lines(result.out), (Lines{probe_line(0, 4, 0, 2), probe_line(1, 4, 0, 2),
+                                               probe_line(2, 4, 0, 2), probe_line(3, 4, 0, 2)}));
 }
 
 // Open MPI's own launcher gives the same program the same world. (As root

@@ -11,7 +11,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "support/run_command.h"
@@ -156,6 +159,57 @@ TEST(PmixServer, RemovesTheJobsDirectory) {
         EXPECT_EQ(::access(directory.c_str(), F_OK), 0);
     }
     EXPECT_NE(::access(directory.c_str(), F_OK), 0);
+}
+
+// Direct modex, on the node of the task asked for: what the task put,
+// which the server keeps after the task has ended.
+TEST(PmixServer, ServesWhatATaskPutToAnotherNode) {
+    Recorder recorder;
+    auto job = Job::start(two_ranks("gantry_test_7"), recorder.events());
+    ASSERT_TRUE(job.ok()) << job.error().str();
+    EXPECT_EQ(run_ranks(**job, 2, {}).size(), 2u);
+    std::promise<std::optional<std::string>> served;
+    (*job)->serve_modex(
+        0, [&served](std::optional<std::string> data) { served.set_value(std::move(data)); });
+    auto answer = served.get_future();
+    ASSERT_EQ(answer.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+    const std::optional<std::string> data = answer.get();
+    ASSERT_TRUE(data.has_value());
+    EXPECT_NE(data->find("probe.key"), std::string::npos);
+    EXPECT_NE(data->find("from-0"), std::string::npos);
+    EXPECT_EQ(data->find("from-1"), std::string::npos);
+    // What a task has committed, as the server holds it.
+    EXPECT_TRUE((*job)->has_key(0, "probe.key"));
+    EXPECT_TRUE((*job)->has_key(1, "probe.key"));
+    EXPECT_FALSE((*job)->has_key(0, "no.such.key"));
+}
+
+// A task's get of what a task of another node put, before any fence, goes
+// to Events::direct_modex; answered with nothing, the get fails at once.
+TEST(PmixServer, AsksForAnotherNodesDataAndFailsCleanlyWithout) {
+    Recorder recorder;
+    std::mutex mutex;
+    std::vector<std::pair<std::uint32_t, std::string>> asked;
+    Events events = recorder.events();
+    events.direct_modex = [&](std::uint32_t rank, std::string key, Events::ModexDone done) {
+        {
+            const std::lock_guard lock(mutex);
+            asked.emplace_back(rank, std::move(key));
+        }
+        done(std::nullopt);
+    };
+    JobInfo info = two_ranks("gantry_test_8");
+    info.node_names = {"node0", "node1"};
+    info.node_of_rank = {0, 1};
+    auto job = Job::start(info, std::move(events));
+    ASSERT_TRUE(job.ok()) << job.error().str();
+    EXPECT_EQ(run_ranks(**job, 1, {"nofence"}),
+              (std::vector<std::string>{
+                  "rank=0 size=2 appnum=0 local_size=1 local_rank=0 node_rank=0 nodeid=0 "
+                  "peers=0 host=node0 fence=none next=-"}));
+    const std::lock_guard lock(mutex);
+    // The get names the key it needs.
+    EXPECT_EQ(asked, (std::vector<std::pair<std::uint32_t, std::string>>{{1, "probe.key"}}));
 }
 
 TEST(PmixServer, RefusesABadJob) {

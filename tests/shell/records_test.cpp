@@ -76,6 +76,13 @@ std::vector<Record> one_of_each() {
         exit_of(1, INT_MAX),
         output(Kind::kStderr, 7, std::string("\0\n\r\xff", 4)),
         Record{.kind = Kind::kFence, .bytes = "a=1\nexit 0 0\n"},
+        Record{.kind = Kind::kModexRequest,
+               .rank = 4294967295U,
+               .bytes = std::string(kMaxKey, 'k'),
+               .node = 4294967295U},
+        Record{.kind = Kind::kModexRequest, .rank = 1, .node = 0},
+        Record{.kind = Kind::kModex, .rank = 3, .bytes = std::string("\0modex 1 0\n", 11)},
+        Record{.kind = Kind::kNoModex, .rank = 0},
     };
 }
 
@@ -110,6 +117,21 @@ TEST(RecordsEncode, Fences) {
     EXPECT_EQ(parse_key_values("").value(), KeyValues{});
 }
 
+// PMIx direct modex: a shell's get of another node's task's data, and the
+// answers, both ways.
+TEST(RecordsEncode, DirectModex) {
+    EXPECT_EQ(encode(Record{.kind = Kind::kModexRequest, .rank = 5, .bytes = "btl.tcp", .node = 2}),
+              "dmodex 5 2 7\nbtl.tcp");
+    EXPECT_EQ(encode(Record{.kind = Kind::kModexRequest, .rank = 5, .node = 2}), "dmodex 5 2 0\n");
+    EXPECT_EQ(encode(Record{.kind = Kind::kModex, .rank = 5, .bytes = "blob"}), "modex 5 4\nblob");
+    EXPECT_EQ(encode(Record{.kind = Kind::kNoModex, .rank = 5}), "nomodex 5\n");
+    EXPECT_EQ(encode(Control{.kind = Control::Kind::kModexRequest, .bytes = "k", .rank = 7}),
+              "dmodex 7 1\nk");
+    EXPECT_EQ(encode(Control{.kind = Control::Kind::kModex, .bytes = "xy", .rank = 7}),
+              "modex 7 2\nxy");
+    EXPECT_EQ(encode(Control{.kind = Control::Kind::kNoModex, .rank = 0}), "nomodex 0\n");
+}
+
 TEST(RecordsEncode, BadFenceBytes) {
     EXPECT_EQ(parse_key_values("a=1\nb").error().str(), "records: fence line 2 has no newline");
     EXPECT_EQ(parse_key_values("a=1\nnoequals\n").error().str(),
@@ -134,6 +156,12 @@ TEST(RecordsEncode, HeaderAlone) {
 
 TEST(RecordsEncode, LongestHeaderFitsTheReadersWindow) {
     EXPECT_LE(encode(exit_of(4294967295U, INT_MAX)).size(), kMaxHeader);
+    const std::string key(kMaxKey, 'k');
+    EXPECT_EQ(
+        encode(Record{
+            .kind = Kind::kModexRequest, .rank = 4294967295U, .bytes = key, .node = 4294967295U}),
+        "dmodex 4294967295 4294967295 511\n" + key);
+    EXPECT_LE(std::string("dmodex 4294967295 4294967295 511\n").size(), kMaxHeader);
     std::string header;
     append_header(header, Kind::kStdout, 4294967295U, kMaxLength);
     EXPECT_LE(header.size(), kMaxHeader);
@@ -252,6 +280,15 @@ TEST(RecordsReader, EveryBadHeaderWithItsMessage) {
         {"exit 4294967296 0\n", R"(records: bad header "exit 4294967296 0" at byte 0)"},
         {"exit 1 1 1\n", R"(records: bad header "exit 1 1 1" at byte 0)"},
         {"signal 15\n", R"(records: bad header "signal 15" at byte 0)"},
+        {"dmodex 1 2\n", R"(records: bad header "dmodex 1 2" at byte 0)"},
+        {"dmodex 1 x 0\n", R"(records: bad header "dmodex 1 x 0" at byte 0)"},
+        {"dmodex 1 4294967296 0\n", R"(records: bad header "dmodex 1 4294967296 0" at byte 0)"},
+        {"dmodex 1 2 512\n", R"(records: bad header "dmodex 1 2 512" at byte 0)"},
+        {"modex 1\n", R"(records: bad header "modex 1" at byte 0)"},
+        {"modex 01 2\n", R"(records: bad header "modex 01 2" at byte 0)"},
+        {"modex 1 2000000\n", R"(records: length 2000000 over the 1048576-byte limit at byte 0)"},
+        {"nomodex\n", R"(records: bad header "nomodex" at byte 0)"},
+        {"nomodex 1 2\n", R"(records: bad header "nomodex 1 2" at byte 0)"},
         {"out 1 2\nabout x 3\n", R"(records: bad header "out x 3" at byte 10)"},
         {std::string("exit 0 0\0\n", 10), R"(records: bad header "exit 0 0\x00" at byte 0)"},
     };
@@ -269,17 +306,17 @@ TEST(RecordsReader, ErrorNamesTheStreamOffsetAfterManyRecords) {
 }
 
 TEST(RecordsReader, HeaderWithoutNewlineWithinTheWindow) {
-    // 31 bytes may still become a header; 32 cannot.
-    EXPECT_EQ(error_of(std::string(31, '1')), "(no error: waits for more bytes)");
-    EXPECT_EQ(error_of(std::string(32, '1')),
-              R"(records: header "1111111111111111"... longer than 32 bytes at byte 0)");
+    // 39 bytes may still become a header; 40 cannot.
+    EXPECT_EQ(error_of(std::string(39, '1')), "(no error: waits for more bytes)");
+    EXPECT_EQ(error_of(std::string(40, '1')),
+              R"(records: header "1111111111111111"... longer than 40 bytes at byte 0)");
     EXPECT_EQ(error_of("started\nout 1 " + std::string(40, '0')),
-              R"(records: header "out 1 0000000000"... longer than 32 bytes at byte 8)");
-    // A header line of exactly 32 bytes with its newline is read.
-    const std::string longest = "out 4294967295 0000000000000001\n";
+              R"(records: header "out 1 0000000000"... longer than 40 bytes at byte 8)");
+    // A header line of exactly 40 bytes with its newline is read.
+    const std::string longest = "out 4294967295 000000000000000000000001\n";
     ASSERT_EQ(longest.size(), kMaxHeader);
     EXPECT_EQ(error_of(longest),
-              R"(records: bad header "out 4294967295 0000000000000001" at byte 0)");
+              R"(records: bad header "out 4294967295 000000000000000000000001" at byte 0)");
 }
 
 TEST(RecordsReader, StaysFailed) {
@@ -319,13 +356,19 @@ TEST(RecordsReader, LongStreamInSmallPieces) {
 // ---- control messages ----
 
 TEST(RecordsControl, SplitAtEveryByte) {
-    const std::vector<Control> controls = {signal_of(15),
-                                           terminate(),
-                                           Control{Control::Kind::kFence, 0, "a=1\nb=2\n"},
-                                           signal_of(1),
-                                           Control{Control::Kind::kFence, 0, ""},
-                                           signal_of(64),
-                                           signal_of(9)};
+    const std::vector<Control> controls = {
+        signal_of(15),
+        terminate(),
+        Control{Control::Kind::kFence, 0, "a=1\nb=2\n"},
+        signal_of(1),
+        Control{Control::Kind::kFence, 0, ""},
+        signal_of(64),
+        Control{.kind = Control::Kind::kModexRequest, .bytes = "pmix.key", .rank = 3},
+        Control{.kind = Control::Kind::kModex,
+                .bytes = std::string("\0dmodex 1\n", 10),
+                .rank = 4294967295U},
+        Control{.kind = Control::Kind::kNoModex, .rank = 0},
+        signal_of(9)};
     std::string stream;
     for (const Control& control : controls)
         stream += encode(control);
@@ -361,9 +404,19 @@ TEST(RecordsControl, EveryBadMessageWithItsMessage) {
         {"terminate\nsignal 15\nhello\n", R"(records: bad control message "hello" at byte 20)"},
         {"fence\n", R"(records: bad control message "fence" at byte 0)"},
         {"fence 1 2\n", R"(records: bad control message "fence 1 2" at byte 0)"},
+        {"dmodex\n", R"(records: bad control message "dmodex" at byte 0)"},
+        {"dmodex 1\n", R"(records: bad control message "dmodex 1" at byte 0)"},
+        {"dmodex 1 512\n", R"(records: bad control message "dmodex 1 512" at byte 0)"},
+        {"dmodex 4294967296 0\n",
+         R"(records: bad control message "dmodex 4294967296 0" at byte 0)"},
+        {"modex 1\n", R"(records: bad control message "modex 1" at byte 0)"},
+        {"modex x 1\n", R"(records: bad control message "modex x 1" at byte 0)"},
+        {"modex 1 67108865\n",
+         R"(records: length 67108865 over the 67108864-byte limit at byte 0)"},
+        {"nomodex -1\n", R"(records: bad control message "nomodex -1" at byte 0)"},
         {"fence 67108865\n", R"(records: length 67108865 over the 67108864-byte limit at byte 0)"},
         {"terminate\n" + std::string(40, 'x'),
-         R"(records: control message "xxxxxxxxxxxxxxxx"... longer than 32 bytes at byte 10)"},
+         R"(records: control message "xxxxxxxxxxxxxxxx"... longer than 40 bytes at byte 10)"},
     };
     for (const auto& [bytes, error] : cases)
         EXPECT_EQ(error_of<ControlReader>(bytes), error) << "for " << quote(bytes);

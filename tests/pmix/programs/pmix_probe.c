@@ -1,7 +1,12 @@
 /* A PMIx client: prints what the server tells a task, one line per task,
  * then puts a key, fences with its data, and reads the key of the next
  * rank. `abort N` makes the last rank call PMIx_Abort with N after the
- * fence; `exit` makes it exit without PMIx_Finalize. */
+ * fence; `exit` makes it exit without PMIx_Finalize. `nofence` reads,
+ * without a fence, the key of rank + size/2 (on the other node of a job of
+ * two nodes: direct modex) and prints `fence=none`; `noput` does so too,
+ * and rank size/2 puts nothing (it finalizes and exits), so that rank 0
+ * reads nothing. (A get of a key a task of this node has not committed
+ * yet is not waited for by the server: no mode reads one.) */
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,26 +56,31 @@ int main(int argc, char** argv) {
     get_text(self.rank, PMIX_HOSTNAME, host, sizeof host);
     get_text(self.rank, PMIX_LOCALITY_STRING, locality, sizeof locality);
 
-    char key_value[64];
-    snprintf(key_value, sizeof key_value, "from-%u", self.rank);
-    pmix_value_t put;
-    PMIX_VALUE_LOAD(&put, key_value, PMIX_STRING);
-    PMIx_Put(PMIX_GLOBAL, "probe.key", &put);
-    PMIX_VALUE_DESTRUCT(&put);
-    PMIx_Commit();
+    const int noput = argc > 1 && strcmp(argv[1], "noput") == 0;
+    if (!noput || self.rank != size / 2) {
+        char key_value[64];
+        snprintf(key_value, sizeof key_value, "from-%u", self.rank);
+        pmix_value_t put;
+        PMIX_VALUE_LOAD(&put, key_value, PMIX_STRING);
+        PMIx_Put(PMIX_GLOBAL, "probe.key", &put);
+        PMIX_VALUE_DESTRUCT(&put);
+        PMIx_Commit();
+    }
+    const int fence = !noput && !(argc > 1 && strcmp(argv[1], "nofence") == 0);
     pmix_info_t collect;
     bool yes = true;
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    const pmix_status_t fenced = PMIx_Fence(NULL, 0, &collect, 1);
+    const pmix_status_t fenced = fence ? PMIx_Fence(NULL, 0, &collect, 1) : PMIX_SUCCESS;
     char next[64];
-    get_text((self.rank + 1) % size, "probe.key", next, sizeof next);
+    const unsigned long other = fence ? self.rank + 1 : self.rank + size / 2;
+    get_text(other % size, "probe.key", next, sizeof next);
 
     printf("rank=%u size=%lu appnum=%lu local_size=%lu local_rank=%lu node_rank=%lu nodeid=%lu "
            "peers=%s host=%s fence=%s next=%s locality=%s\n",
            self.rank, size, get_number(self.rank, PMIX_APPNUM),
            get_number(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE), get_number(self.rank, PMIX_LOCAL_RANK),
            get_number(self.rank, PMIX_NODE_RANK), get_number(self.rank, PMIX_NODEID), peers, host,
-           PMIx_Error_string(fenced), next, locality);
+           fence ? PMIx_Error_string(fenced) : "none", next, locality);
     fflush(stdout);
     if (argc > 2 && strcmp(argv[1], "abort") == 0 && self.rank == size - 1)
         PMIx_Abort(atoi(argv[2]), "pmix_probe aborts", NULL, 0);
