@@ -27,8 +27,15 @@ DirectModex::DirectModex(asio::io_context& loop, Broker& broker, Peers& peers, F
                 serve(*shell, id, rank, key, std::move(responder));
                 return;
             }
-            auto& waiting = waiting_.emplace_back(Waiting{
-                id, rank, std::move(key), std::move(responder), asio::steady_timer(loop_, kShellWait)});
+            if (started_.contains(id)) {
+                responder.error(
+                    Error(request.method, "job " + std::to_string(id) + " has ended here: task " +
+                                              std::to_string(rank) + " has nothing to give"));
+                return;
+            }
+            auto& waiting =
+                waiting_.emplace_back(Waiting{id, rank, std::move(key), std::move(responder),
+                                              asio::steady_timer(loop_, kShellWait)});
             waiting.deadline.async_wait([this, entry = &waiting](const std::error_code& error) {
                 if (error)
                     return;  // served, or the broker is going
@@ -37,8 +44,8 @@ DirectModex::DirectModex(asio::io_context& loop, Broker& broker, Peers& peers, F
                                                 [entry](const Waiting& w) { return &w == entry; });
                 if (found == waiting_.end())
                     return;
-                found->responder.error(Error("exec.modex", "job " + std::to_string(found->job) +
-                                                               " has no shell here"));
+                found->responder.error(Error(
+                    "exec.modex", "job " + std::to_string(found->job) + " has no shell here"));
                 waiting_.erase(found);
             });
         },
@@ -57,6 +64,12 @@ void DirectModex::serve(Execution& shell, std::uint64_t job, std::uint32_t task,
 }
 
 void DirectModex::shell_started(std::uint64_t job) {
+    // Enough to tell a job that ended here from one not started yet, for
+    // as long as a request may be on its way.
+    constexpr std::size_t kRemembered = 4096;
+    started_.insert(job);
+    while (started_.size() > kRemembered)
+        started_.erase(started_.begin());
     Execution* shell = find_(job);
     if (!shell)
         return;

@@ -12,13 +12,15 @@
 // rank; a rank lost first ends the call with an error, so a get never
 // waits for a node that is gone. A request that comes before the job's
 // shell has started here (the asking node's shell started first) waits for
-// it, at most kShellWait.
+// it, at most kShellWait; one that comes after it has ended is answered
+// with an error at once.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <set>
 #include <string>
 
 #include <asio/io_context.hpp>
@@ -66,7 +68,8 @@ private:
     asio::io_context& loop_;
     Peers& peers_;
     FindShell find_;
-    std::list<Waiting> waiting_;  // a list: each one's timer must not move
+    std::set<std::uint64_t> started_;  // jobs whose shell started here, the latest kept
+    std::list<Waiting> waiting_;       // a list: each one's timer must not move
 };
 
 }  // namespace gantry::broker

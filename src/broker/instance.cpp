@@ -513,6 +513,7 @@ Json Instance::info() const {
 Json Instance::overlay_status() const {
     const overlay::Rank size = membership_ ? membership_->size() : 1;
     Json ranks = Json::array();
+    const auto drained = jobs_ ? jobs_->drained() : std::map<std::uint32_t, std::string>{};
     for (overlay::Rank rank = 0; rank < size; ++rank) {
         Json entry = {{"rank", rank}};
         if (membership_) {
@@ -529,7 +530,10 @@ Json Instance::overlay_status() const {
                         : rank == 0                         ? local_hostname()
                         : joined != joined_.end()           ? joined->second.hostname
                                                             : std::string();
-        if (up_.contains(rank)) {
+        if (up_.contains(rank) && drained.contains(rank)) {
+            entry["state"] = "drained";
+            entry["why"] = drained.at(rank);
+        } else if (up_.contains(rank)) {
             entry["state"] = "up";
         } else if (const auto lost = lost_why_.find(rank); lost != lost_why_.end()) {
             entry["state"] = "lost";

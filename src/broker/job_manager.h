@@ -213,6 +213,8 @@ struct JobManager::Impl {
     void schedule_soon();
     void schedule();
     void register_sched_methods();
+    Result<IdSet> ranks_named(const std::string& method, const Json& targets) const;
+    Json resource_list();
 
     // --- job_exec.cpp ----------------------------------------------------------
     void start(Active& job, const ResourceSet& R);

@@ -47,6 +47,14 @@ MapInputs JobManager::Impl::map_inputs(const Jobspec& spec) const {
 // ran were lost with it (their shells killed their tasks when it ended);
 // those waiting wait again, in their order.
 Status JobManager::Impl::restore() {
+    // Nodes drained before the instance stopped stay drained.
+    auto drained = store.drained();
+    if (!drained)
+        return drained.error();
+    IdSet ranks;
+    for (const DrainedNode& node : *drained)
+        ranks.insert(node.rank);
+    scheduler.set_drained(ranks);
     auto unfinished = store.unfinished_jobs();
     if (!unfinished)
         return unfinished.error();
@@ -132,6 +140,16 @@ JobManager::~JobManager() = default;
 
 void JobManager::nodes_down(const IdSet& ranks) {
     impl_->scheduler.set_down(ranks);
+}
+
+std::map<std::uint32_t, std::string> JobManager::drained() const {
+    std::map<std::uint32_t, std::string> reasons;
+    for (const IdSet::Id rank : impl_->scheduler.drained())
+        reasons[static_cast<std::uint32_t>(rank)];
+    if (const auto nodes = impl_->store.drained())
+        for (const DrainedNode& node : *nodes)
+            reasons[node.rank] = node.reason;
+    return reasons;
 }
 
 void JobManager::nodes_up(const IdSet& ranks) {

@@ -61,6 +61,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -104,6 +105,9 @@ public:
     void nodes_down(const IdSet& ranks);
     // Their brokers are back: jobs may be placed there again.
     void nodes_up(const IdSet& ranks);
+    // The nodes the owner drained (resource.drain), by rank, with the
+    // reason given: no new job goes there.
+    std::map<std::uint32_t, std::string> drained() const;
     // Terminates every running job and waits for their shells (the instance
     // is ending); `done` runs on the loop once none is left.
     void stop(std::function<void()> done);

@@ -413,7 +413,15 @@ Scheduler::Head Scheduler::reserve(const Queued& head, double now) {
     if (placement)
         return {head.job.id, std::max(ending[groups[fits - 1] - 1]->end, now),
                 std::move(*placement)};
-    placement = fit(empty_, shape);
+    // Never, as things stand: the head keeps its fit in the machine without
+    // the nodes that are down or drained. When it needs those, it holds
+    // nothing, so that they do not idle the rest until they come back, if
+    // ever; it is placed first once they do.
+    Pool in_service = empty_;
+    for (std::size_t node = 0; node < in_service.nodes.size(); ++node)
+        if (!usable(in_service.nodes[node].rank))
+            in_service.take({{node, in_service.nodes[node].cores, in_service.nodes[node].gpus}});
+    placement = fit(in_service, shape);
     return {head.job.id, kNever, placement ? std::move(*placement) : Placement{}};
 }
 
@@ -519,11 +527,11 @@ std::optional<std::size_t> Scheduler::node_index(ResourceSet::Rank rank) const {
     return static_cast<std::size_t>(found - empty_.nodes.begin());
 }
 
-// What `placement` gave back on down nodes is taken out of the pool again.
+// What `placement` gave back on unusable nodes is taken out of the pool again.
 void Scheduler::withhold(const Placement& placement) {
     Placement taken;
     for (const scheduler_detail::Piece& piece : placement)
-        if (down_.contains(empty_.nodes[piece.node].rank))
+        if (!usable(empty_.nodes[piece.node].rank))
             taken.push_back(piece);
     if (taken.empty())
         return;
@@ -532,28 +540,52 @@ void Scheduler::withhold(const Placement& placement) {
         withheld_[piece.node].push_back(piece);
 }
 
-void Scheduler::set_down(const IdSet& ranks) {
+// `ranks` join `state` (down_ or drained_): what is free on those that
+// were usable is withheld.
+void Scheduler::take_out(const IdSet& ranks, IdSet& state) {
     for (const IdSet::Id rank : ranks) {
         const auto node = node_index(rank);
-        if (!node || down_.contains(rank))
+        if (!node || state.contains(rank))
             continue;
-        down_.insert(rank);
+        const bool was_usable = usable(rank);
+        state.insert(rank);
+        if (!was_usable)
+            continue;
         const scheduler_detail::Node& free = pool_.nodes[*node];
         withhold({{*node, free.cores, free.gpus}});
     }
 }
 
-void Scheduler::set_up(const IdSet& ranks) {
+// `ranks` leave `state`: those usable again get back what was withheld.
+void Scheduler::put_back(const IdSet& ranks, IdSet& state) {
     for (const IdSet::Id rank : ranks) {
         const auto node = node_index(rank);
-        if (!node || !down_.contains(rank))
+        if (!node || !state.contains(rank))
             continue;
-        down_ -= IdSet{rank};
+        state -= IdSet{rank};
+        if (!usable(rank))
+            continue;
         if (const auto held = withheld_.find(*node); held != withheld_.end()) {
             pool_.give(held->second);
             withheld_.erase(held);
         }
     }
+}
+
+void Scheduler::set_down(const IdSet& ranks) {
+    take_out(ranks, down_);
+}
+
+void Scheduler::set_up(const IdSet& ranks) {
+    put_back(ranks, down_);
+}
+
+void Scheduler::set_drained(const IdSet& ranks) {
+    take_out(ranks, drained_);
+}
+
+void Scheduler::set_undrained(const IdSet& ranks) {
+    put_back(ranks, drained_);
 }
 
 ResourceSet Scheduler::down_resources() const {
@@ -562,6 +594,24 @@ ResourceSet Scheduler::down_resources() const {
         if (const Target* target = inventory_.find(rank))
             (void)down.insert(rank, *target);
     return down;
+}
+
+ResourceSet Scheduler::drained_resources() const {
+    // One piece per node: what several jobs gave back there, together.
+    Placement held;
+    for (const IdSet::Id rank : drained_ - down_) {
+        const auto node = node_index(rank);
+        const auto found = node ? withheld_.find(*node) : withheld_.end();
+        if (found == withheld_.end())
+            continue;
+        scheduler_detail::Piece whole{*node, {}, {}};
+        for (const scheduler_detail::Piece& piece : found->second) {
+            whole.cores |= piece.cores;
+            whole.gpus |= piece.gpus;
+        }
+        held.push_back(std::move(whole));
+    }
+    return to_R(held);
 }
 
 Status Scheduler::restore(JobId id, const ResourceSet& R, double start, double time_limit) {

@@ -155,16 +155,22 @@ public:
     // when schedule() should run again though nothing else happens.
     std::optional<double> next_begin_time(double now) const;
 
-    // --- Nodes down ------------------------------------------------------------
+    // --- Nodes down or drained ----------------------------------------------
     // The nodes of `ranks` (of the inventory) are down (their brokers were
-    // lost): nothing is placed on them, and what running jobs held there
-    // is not free again when they end, until set_up(). Unknown ranks are
-    // ignored.
+    // lost) or drained (the owner took them out of service): nothing is
+    // placed on them, and what running jobs held there is not free again
+    // when they end, until they are up and undrained again. Unknown ranks
+    // are ignored.
     void set_down(const IdSet& ranks);
     void set_up(const IdSet& ranks);
+    void set_drained(const IdSet& ranks);
+    void set_undrained(const IdSet& ranks);
     const IdSet& down() const { return down_; }
-    // What set_down() holds back, as R.
+    const IdSet& drained() const { return drained_; }
+    // The whole of the down nodes, as R.
     ResourceSet down_resources() const;
+    // What drained nodes that are up hold back (what no job holds there), as R.
+    ResourceSet drained_resources() const;
 
     // The resources no running job holds, as R (down nodes' are not free).
     ResourceSet free_resources() const;
@@ -216,9 +222,15 @@ private:
     std::uint64_t next_seq_ = 0;
     std::optional<Head> head_;  // the last pass's reservation
     IdSet down_;
-    std::map<std::size_t, Placement> withheld_;  // by node: what down nodes had free
+    IdSet drained_;
+    std::map<std::size_t, Placement> withheld_;  // by node: what unusable nodes had free
     std::optional<std::size_t> node_index(ResourceSet::Rank rank) const;
+    bool usable(ResourceSet::Rank rank) const {
+        return !down_.contains(rank) && !drained_.contains(rank);
+    }
     void withhold(const Placement& placement);
+    void take_out(const IdSet& ranks, IdSet& state);
+    void put_back(const IdSet& ranks, IdSet& state);
 };
 
 }  // namespace gantry::broker

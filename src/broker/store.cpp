@@ -32,7 +32,8 @@ Error no_job(JobId id) {
     return Error::not_found(kDomain, "no " + job_name(id));
 }
 
-// The schema of version 1: created in one transaction on first open.
+// The schema of version 1: created in one transaction on first open, with
+// kFromVersion1.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE jobs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -73,7 +74,18 @@ CREATE TABLE tasks (
 ) WITHOUT ROWID;
 PRAGMA user_version = 1;
 )sql";
-static_assert(Store::kSchemaVersion == 1, "kSchema sets the version it creates");
+
+// From version 1, which had no drained nodes, to kSchemaVersion: a new
+// store is made as version 1, then brought up to date the same way.
+constexpr const char* kFromVersion1 = R"sql(
+CREATE TABLE drained (
+    rank INTEGER PRIMARY KEY,
+    reason TEXT NOT NULL,
+    time REAL NOT NULL
+);
+PRAGMA user_version = 2;
+)sql";
+static_assert(Store::kSchemaVersion == 2, "kFromVersion1 sets the version it makes");
 
 constexpr const char* kJobColumns =
     "id, name, owner, submit_time, urgency, state, state_time, jobspec, R, taskmap, exit_code";
@@ -542,7 +554,9 @@ struct Store::Impl {
         if (found == 0 && count == 0) {
             if (options.read_only)
                 return refusal(what, "it holds no job records yet");
-            return db.exec(what, kSchema);
+            if (Status made = db.exec(what, kSchema); !made)
+                return made;
+            return db.exec(what, kFromVersion1);
         }
         if (found == 0)
             return refusal(what, "it is an SQLite database but not a job store");
@@ -550,10 +564,17 @@ struct Store::Impl {
             return refusal(what, "its schema version " + std::to_string(found) +
                                      " is newer than this gantry's (" +
                                      std::to_string(kSchemaVersion) + "): use a newer gantry");
+        if (found == 1 && count >= 4) {
+            if (options.read_only)
+                return {};  // read as it is: it has no drained nodes
+            return db.exec(what, kFromVersion1);
+        }
+        if (found == 1)
+            return failure(what, "it lacks tables of a job store (schema version 1)");
         if (found != kSchemaVersion)
             return failure(
                 what, "its schema version " + std::to_string(found) + " is not one gantry knows");
-        if (count < 4)
+        if (count < 5)
             return failure(what, "it lacks tables of a job store (schema version " +
                                      std::to_string(found) + ")");
         return {};
@@ -924,6 +945,62 @@ Result<std::uint64_t> Store::count(const JobFilter& filter) const {
     if (!row)
         return row.error();
     return static_cast<std::uint64_t>((*select)->int64(0));
+}
+
+Status Store::set_drained(const IdSet& ranks, std::string_view reason, double time) {
+    const std::string what = "draining ranks " + ranks.encode();
+    if (Status valid = check_time(time); !valid)
+        return valid;
+    return impl_->write(what, [&]() -> Status {
+        for (const IdSet::Id rank : ranks) {
+            Result<Query> insert = impl_->query(
+                what, "INSERT OR REPLACE INTO drained (rank, reason, time) VALUES (?, ?, ?)");
+            if (!insert)
+                return insert.error();
+            (*insert)->bind(1, static_cast<std::uint32_t>(rank));
+            (*insert)->bind(2, reason);
+            (*insert)->bind(3, time);
+            if (Status done = (*insert)->run(what); !done)
+                return done;
+        }
+        return {};
+    });
+}
+
+Status Store::set_undrained(const IdSet& ranks) {
+    const std::string what = "undraining ranks " + ranks.encode();
+    return impl_->write(what, [&]() -> Status {
+        for (const IdSet::Id rank : ranks) {
+            Result<Query> remove = impl_->query(what, "DELETE FROM drained WHERE rank = ?");
+            if (!remove)
+                return remove.error();
+            (*remove)->bind(1, static_cast<std::uint32_t>(rank));
+            if (Status done = (*remove)->run(what); !done)
+                return done;
+        }
+        return {};
+    });
+}
+
+Result<std::vector<DrainedNode>> Store::drained() const {
+    const std::string what = "listing drained nodes";
+    std::vector<DrainedNode> nodes;
+    Result<Query> select =
+        impl_->query(what, "SELECT rank, reason, time FROM drained ORDER BY rank");
+    if (!select) {
+        // A version 1 store opened read-only has no such table: nothing is drained.
+        return nodes;
+    }
+    for (;;) {
+        const Result<bool> row = (*select)->step(what);
+        if (!row)
+            return row.error();
+        if (!*row)
+            break;
+        nodes.push_back({static_cast<std::uint32_t>((*select)->int64(0)), (*select)->text(1),
+                         (*select)->real(2)});
+    }
+    return nodes;
 }
 
 Result<std::vector<JobId>> Store::unfinished_jobs() const {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "broker/job_id.h"
+#include "formats/idset.h"
 #include "formats/jobspec.h"
 #include "util/error.h"
 #include "util/json.h"
@@ -112,10 +113,17 @@ struct OutputQuery {
 
 class Transaction;
 
+struct DrainedNode {
+    std::uint32_t rank = 0;
+    std::string reason;
+    double time = 0;  // when it was drained, seconds since the epoch
+    friend bool operator==(const DrainedNode&, const DrainedNode&) = default;
+};
+
 class Store {
 public:
     static constexpr std::string_view kFileName = "gantry.db";  // in the state directory
-    static constexpr int kSchemaVersion = 1;                    // PRAGMA user_version
+    static constexpr int kSchemaVersion = 2;                    // PRAGMA user_version
 
     struct Options {
         int busy_timeout_ms = 5000;  // how long a write waits for another writer
@@ -192,6 +200,13 @@ public:
     // The ids of the jobs not INACTIVE, in increasing order: on restart the
     // broker marks each with an exception event, as they were lost.
     Result<std::vector<JobId>> unfinished_jobs() const;
+
+    // Nodes the owner took out of service (gantry resource drain), by
+    // broker rank, kept across restarts. Draining a drained rank again
+    // replaces its reason and time.
+    Status set_drained(const IdSet& ranks, std::string_view reason, double time);
+    Status set_undrained(const IdSet& ranks);
+    Result<std::vector<DrainedNode>> drained() const;  // by rank
     // The job's events with a seq greater than `after_seq`, at most `limit`
     // of them (0: all), in order.
     Result<std::vector<JobEvent>> events(JobId id, std::uint64_t after_seq = 0,

@@ -160,24 +160,6 @@ std::string duration_text(double seconds) {
     return printf_text("%.4gd", seconds / 86400);
 }
 
-// 2025-03-04T10:11:12.345678Z (UTC, microseconds).
-std::string iso_time(double epoch) {
-    const double whole = std::floor(epoch);
-    auto micros = static_cast<long>(std::lround((epoch - whole) * 1e6));
-    auto seconds = static_cast<std::time_t>(whole);
-    if (micros == 1000000) {
-        micros = 0;
-        ++seconds;
-    }
-    std::tm utc{};
-    ::gmtime_r(&seconds, &utc);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
-    char text[48];
-    std::snprintf(text, sizeof text, "%s.%06ldZ", date, micros);
-    return text;
-}
-
 double number_field(const Json& object, std::string_view key) {
     const auto found = object.find(key);
     return found != object.end() && found->is_number() ? found->get<double>() : 0.0;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
 
 namespace gantry::cli {
 
@@ -166,6 +169,24 @@ void OutputFormat::print(std::ostream& out, const std::vector<std::vector<std::s
         line.erase(line.find_last_not_of(' ') + 1);
         out << line << '\n';
     }
+}
+
+// 2025-03-04T10:11:12.345678Z (UTC, microseconds).
+std::string iso_time(double epoch) {
+    const double whole = std::floor(epoch);
+    auto micros = static_cast<long>(std::lround((epoch - whole) * 1e6));
+    auto seconds = static_cast<std::time_t>(whole);
+    if (micros == 1000000) {
+        micros = 0;
+        ++seconds;
+    }
+    std::tm utc{};
+    ::gmtime_r(&seconds, &utc);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
+    char text[48];
+    std::snprintf(text, sizeof text, "%s.%06ldZ", date, micros);
+    return text;
 }
 
 }  // namespace gantry::cli

@@ -24,6 +24,10 @@
 
 namespace gantry::cli {
 
+// A time in seconds since the epoch as 2025-03-04T10:11:12.345678Z (UTC,
+// microseconds), as the eventlog's --time-format=iso prints it.
+std::string iso_time(double epoch);
+
 class OutputFormat {
 public:
     // Each field of `text` must be a key of `headings` (name -> heading);

@@ -22,11 +22,13 @@ constexpr std::string_view kOverlayExamples = R"(Examples:
   $ gantry overlay status --json | jq -c '.ranks[] | select(.state != "up")'
 
 Each line is a broker rank, its host and its state, under its parent in
-the overlay's tree: up; lost, with why (its own silence, or its parent's
-when a whole subtree went at once: where the tree broke); or joining,
-before it has joined. An instance of one broker is rank 0 alone.
+the overlay's tree: up; drained (up, its node taken out of service by
+gantry resource drain), with the reason given; lost, with why (its own
+silence, or its parent's when a whole subtree went at once: where the tree
+broke); or joining, before it has joined. An instance of one broker is
+rank 0 alone.
 
-Exit status: 0 when every broker is up; 1 when some are lost or joining,
+Exit status: 0 when every broker is up or drained; 1 when some are lost or joining,
 or the instance cannot be reached; 2 on bad options, or when there is no
 GANTRY_URI and no --uri.)";
 
@@ -88,7 +90,7 @@ int overlay_main(int argc, char** argv) {
     for (const Json& entry : reply->value("ranks", Json::array())) {
         Broker broker{entry.value("rank", std::uint64_t{0}), string_field(entry, "host"),
                       string_field(entry, "state"), string_field(entry, "why")};
-        all_up = all_up && broker.state == "up";
+        all_up = all_up && (broker.state == "up" || broker.state == "drained");
         if (const auto parent = entry.find("parent"); parent != entry.end() && parent->is_number())
             children[parent->get<std::uint64_t>()].push_back(broker.rank);
         brokers.emplace(broker.rank, std::move(broker));

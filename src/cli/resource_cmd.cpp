@@ -1,5 +1,6 @@
 // `gantry resource list`: an instance's nodes, cores and GPUs by state (free,
-// allocated, down), as the instance's scheduler sees them. Reference:
+// allocated, down), as the instance's scheduler sees them; `gantry resource
+// drain` and `undrain`: nodes taken out of service and back. Reference:
 // docs/commands/resource.md.
 #include <algorithm>
 #include <iostream>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "cli/command.h"
@@ -26,12 +28,20 @@ constexpr std::string_view kResourceExamples = R"(Examples:
         down      0        0        0
   $ gantry resource list -s all -o '{ranks} {nodelist} {ncores}'
   $ gantry resource list --json | jq .free
+  $ gantry start --test-size=3 sh -c 'gantry resource drain node2 bad fan; gantry resource drain -n'
+  2    node2 <time> bad fan
 
 One row per state: free (no job holds it), allocated (a job holds it) and
 down (cannot be used: the nodes of lost brokers, see gantry overlay
-status); -s chooses the states, from free,
-allocated, down, up and all, comma-separated. A node some of whose cores
-are free and others allocated counts in both rows.
+status, and what no job holds on drained nodes); -s chooses the states,
+from free, allocated, down, drained (the drained nodes' part of down), up
+(all but lost brokers' nodes) and all, comma-separated. A node some of
+whose cores are free and others allocated counts in both rows.
+
+drain TARGETS [REASON...] takes nodes out of service, by rank (an idset)
+or host name (a hostlist): no new job is placed there, jobs running there
+go on, and the nodes stay drained when the instance restarts; without
+TARGETS it lists the drained nodes. undrain TARGETS puts them back.
 
 -o FORMAT prints fields by flux resource list's names, {NAME} or
 {NAME:SPEC} as in gantry jobs: state, nnodes, ncores, ngpus, ranks,
@@ -50,7 +60,7 @@ const std::map<std::string, std::string> kResourceFields = {
 constexpr std::string_view kDefaultResourceFormat =
     "{state:>10} {nnodes:>6} {ncores:>8} {ngpus:>8} {nodelist}";
 
-constexpr std::string_view kStates[] = {"free", "allocated", "down", "up", "all"};
+constexpr std::string_view kStates[] = {"free", "allocated", "down", "drained", "up", "all"};
 
 // The states of -s, in the order given.
 Result<std::vector<std::string>> states_of(std::string_view text) {
@@ -62,14 +72,15 @@ Result<std::vector<std::string>> states_of(std::string_view text) {
         const std::string_view word = text.substr(start, comma - start);
         if (std::find(std::begin(kStates), std::end(kStates), word) == std::end(kStates))
             return Error("resource", "--states: unknown state " + quote(word) +
-                                         " (free, allocated, down, up, all)");
+                                         " (free, allocated, down, drained, up, all)");
         states.emplace_back(word);
         start = comma + 1;
     }
     return states;
 }
 
-// The reply's R of `state` ("up": all but down).
+// The reply's R of `state`: "down" is the lost brokers' nodes and what no
+// job holds on drained ones, "up" all but the lost brokers' nodes.
 Result<ResourceSet> resources_in(const Json& reply, const std::string& state) {
     const auto R = [&](const char* key) -> Result<ResourceSet> {
         const auto found = reply.find(key);
@@ -77,15 +88,15 @@ Result<ResourceSet> resources_in(const Json& reply, const std::string& state) {
             return Error("resource.list", std::string("no \"") + key + "\" in the reply");
         return ResourceSet::from_json(*found);
     };
-    if (state != "up")
+    if (state != "up" && state != "down")
         return R(state.c_str());
-    auto all = R("all");
-    if (!all)
-        return all;
     auto down = R("down");
     if (!down)
         return down;
-    return all->diff(*down);
+    auto other = R(state == "up" ? "all" : "drained");
+    if (!other)
+        return other;
+    return state == "up" ? other->diff(*down) : down->append(*other);
 }
 
 std::string field_of(const ResourceSet& R, const std::string& state, const std::string& field) {
@@ -102,6 +113,45 @@ std::string field_of(const ResourceSet& R, const std::string& state, const std::
     if (field == "nodelist")
         return R.has_hostnames() ? R.nodelist().encode() : R.ranks().encode();
     return "";
+}
+
+// The drained nodes, a line each.
+void print_drained(const Json& reply, bool header) {
+    const auto format = OutputFormat::parse(
+        "resource", "{rank} {host} {since} {reason}",
+        {{"rank", "RANK"}, {"host", "HOST"}, {"since", "SINCE"}, {"reason", "REASON"}});
+    std::vector<std::vector<std::string>> rows;
+    for (const Json& node : reply.value("drain", Json::array()))
+        rows.push_back({std::to_string(node.value("rank", 0u)), node.value("host", ""),
+                        iso_time(node.value("time", 0.0)), node.value("reason", "")});
+    format->print(std::cout, rows, header);
+}
+
+// The instance's reply to `method`; on failure, the exit code.
+std::variant<Json, int> ask_instance(const std::optional<std::string>& uri_option,
+                                     const std::string& method,
+                                     const Json& params = Json::object()) {
+    int exit_code = kExitOk;
+    auto client = connect_instance(uri_option, exit_code);
+    if (!client)
+        return exit_code;
+    auto reply = client->call(method, params);
+    if (!reply)
+        return runtime_failure(reply.error());
+    return std::move(*reply);
+}
+
+// drain TARGETS [REASON...] and undrain TARGETS: one call each.
+int change_drain(const std::optional<std::string>& uri_option, const std::string& method,
+                 const std::vector<std::string>& words) {
+    std::string reason;
+    for (std::size_t i = 1; i < words.size(); ++i)
+        reason += (i > 1 ? " " : "") + words[i];
+    Json params = {{"targets", words.front()}};
+    if (method == "resource.drain")
+        params["reason"] = reason;
+    const auto reply = ask_instance(uri_option, method, params);
+    return std::holds_alternative<int>(reply) ? std::get<int>(reply) : kExitOk;
 }
 
 }  // namespace
@@ -126,8 +176,35 @@ int resource_main(int argc, char** argv) {
         ->type_name("FORMAT");
     list->add_flag("-n,--no-header", no_header, "Leave the header line out");
     list->add_flag("--json", json, "Print the resource.list reply (RFC 20 R of each state)");
+    std::vector<std::string> drain_words, undrain_targets;
+    auto* drain = app.add_subcommand(
+        "drain", "Take nodes out of service (no new job goes there), or list the drained ones");
+    drain->footer(std::string(kResourceExamples));
+    add_uri_option(*drain, uri_option);
+    drain->add_option("words", drain_words, "TARGETS (ranks or host names), then the reason")
+        ->type_name("TARGETS [REASON...]");
+    drain->add_flag("-n,--no-header", no_header, "Leave the header line out of the list");
+    auto* undrain = app.add_subcommand("undrain", "Put drained nodes back in service");
+    undrain->footer(std::string(kResourceExamples));
+    add_uri_option(*undrain, uri_option);
+    undrain->add_option("targets", undrain_targets, "The nodes: ranks or host names")
+        ->type_name("TARGETS")
+        ->required()
+        ->expected(1);
     if (const auto code = parse_options(app, argc, argv))
         return *code;
+    if (undrain->parsed())
+        return change_drain(uri_option, "resource.undrain", undrain_targets);
+    if (drain->parsed() && !drain_words.empty())
+        return change_drain(uri_option, "resource.drain", drain_words);
+    if (drain->parsed()) {
+        const auto reply = ask_instance(uri_option, "resource.list");
+        if (std::holds_alternative<int>(reply))
+            return std::get<int>(reply);
+        print_drained(std::get<Json>(reply), !no_header);
+        std::cout.flush();
+        return kExitOk;
+    }
     const auto states = states_of(states_text);
     if (!states)
         return fail(states.error());
@@ -136,13 +213,10 @@ int resource_main(int argc, char** argv) {
     if (!format)
         return fail(format.error());
 
-    int exit_code = kExitOk;
-    auto client = connect_instance(uri_option, exit_code);
-    if (!client)
-        return exit_code;
-    const auto reply = client->call("resource.list");
-    if (!reply)
-        return runtime_failure(reply.error());
+    const auto answer = ask_instance(uri_option, "resource.list");
+    if (std::holds_alternative<int>(answer))
+        return std::get<int>(answer);
+    const Json* reply = &std::get<Json>(answer);
     if (json) {
         std::cout << to_compact(*reply) << '\n' << std::flush;
         return kExitOk;

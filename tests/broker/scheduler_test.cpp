@@ -235,6 +235,49 @@ TEST(Scheduler, ReleaseThenScheduleStartsTheHead) {
     EXPECT_EQ(scheduler.release(1).error().str(), "scheduler: job 1 is not running");
 }
 
+// A drained node takes no new job; what a job held there stays out of the
+// pool when it ends, until the node is undrained. Down and drained at once,
+// a node comes back only when it is both up and undrained.
+TEST(Scheduler, DrainedNodesTakeNoNewJobs) {
+    Scheduler scheduler(machine(2, 2, 0));
+    ASSERT_TRUE(scheduler.add(job(1, {.ntasks = 1})).ok());
+    EXPECT_EQ(run(scheduler, 0), "1 rank0/core0");
+    scheduler.set_drained(IdSet{0});
+    EXPECT_EQ(scheduler.drained().encode(), "0");
+    EXPECT_EQ(scheduler.drained_resources().short_form(), "rank0/core1");
+    EXPECT_EQ(scheduler.free_resources().short_form(), "rank1/core[0-1]");
+    ASSERT_TRUE(scheduler.add(job(2, {.ntasks = 3})).ok());
+    ASSERT_TRUE(scheduler.add(job(3, {.ntasks = 1})).ok());
+    // Job 2 needs the drained node: it waits, holding nothing, and job 3 runs.
+    EXPECT_EQ(run(scheduler, 1), "3 rank1/core0");
+    ASSERT_TRUE(scheduler.release(1).ok());
+    EXPECT_EQ(scheduler.drained_resources().short_form(), "rank0/core[0-1]");
+    EXPECT_EQ(run(scheduler, 2), "");
+    scheduler.set_down(IdSet{0});
+    EXPECT_EQ(scheduler.drained_resources().short_form(), "");
+    EXPECT_EQ(scheduler.down_resources().short_form(), "rank0/core[0-1]");
+    scheduler.set_undrained(IdSet{0});
+    EXPECT_EQ(run(scheduler, 3), "");
+    scheduler.set_up(IdSet{0});
+    EXPECT_EQ(run(scheduler, 4), "2 rank0/core[0-1] rank1/core1");
+    // A head that needs a drained node holds nothing meanwhile: the node
+    // may never come back, and the others run.
+    scheduler.set_drained(IdSet{1});
+    ASSERT_TRUE(scheduler.add(job(4, {.nodes = 2})).ok());
+    ASSERT_TRUE(scheduler.release(2).ok());
+    ASSERT_TRUE(scheduler.release(3).ok());
+    ASSERT_TRUE(scheduler.add(job(5, {.nodes = 1})).ok());
+    EXPECT_EQ(run(scheduler, 6), "5 rank0/core[0-1]");
+    EXPECT_EQ(reservation_str(scheduler), "4 at never on ");
+    ASSERT_TRUE(scheduler.release(5).ok());
+    scheduler.set_undrained(IdSet{1});
+    EXPECT_EQ(run(scheduler, 7), "4 rank[0-1]/core[0-1]");
+    // Unknown ranks and a second drain change nothing.
+    scheduler.set_drained(IdSet{7});
+    scheduler.set_undrained(IdSet{1});
+    EXPECT_EQ(scheduler.drained().encode(), "");
+}
+
 TEST(Scheduler, UrgencyOrdersTheQueueAndZeroHolds) {
     Scheduler scheduler(machine());
     const Request whole{.ntasks = 16};

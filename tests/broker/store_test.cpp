@@ -120,11 +120,11 @@ TEST_F(StoreTest, CreatesTheSchemaOnFirstOpen) {
     EXPECT_FALSE(fs::exists(path_));
     { Store store = open(); }
     EXPECT_TRUE(fs::exists(path_));
-    EXPECT_EQ(raw_value("PRAGMA user_version"), "1");
+    EXPECT_EQ(raw_value("PRAGMA user_version"), "2");
     EXPECT_EQ(raw_value("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw_value("SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema "
                         "WHERE type = 'table' ORDER BY name)"),
-              "events,jobs,output,sqlite_sequence,tasks");
+              "drained,events,jobs,output,sqlite_sequence,tasks");
     Store store = open();
     EXPECT_EQ(store.path(), path_);
     EXPECT_TRUE(store.check().ok());
@@ -691,11 +691,48 @@ TEST_F(StoreTest, ReadOnlyStoreRefusesWrites) {
 
 TEST_F(StoreTest, NewerSchemaIsRefused) {
     { Store store = open(); }
-    raw_exec("PRAGMA user_version = 2");
+    raw_exec("PRAGMA user_version = 3");
     EXPECT_EQ(error_of(Store::open(path_)),
               "store: opening \"" + path_.string() +
-                  "\" failed: its schema version 2 is newer than this gantry's (1): use a newer "
+                  "\" failed: its schema version 3 is newer than this gantry's (2): use a newer "
                   "gantry");
+}
+
+// A store of version 1 (before drained nodes) is read as it is, and
+// opened for writing gets the table, its jobs kept.
+TEST_F(StoreTest, VersionOneStoreIsUpgraded) {
+    {
+        Store store = open();
+        ASSERT_TRUE(store.create_job(new_job("j", 1)).ok());
+    }
+    raw_exec("DROP TABLE drained");
+    raw_exec("PRAGMA user_version = 1");
+    {
+        auto reader = Store::open(path_, {.read_only = true});
+        ASSERT_TRUE(reader.ok()) << reader.error().str();
+        EXPECT_EQ(reader->drained().value(), std::vector<DrainedNode>{});
+        EXPECT_EQ(reader->list().value().size(), 1u);
+    }
+    EXPECT_EQ(raw_value("PRAGMA user_version"), "1");
+    Store store = open();
+    EXPECT_EQ(raw_value("PRAGMA user_version"), "2");
+    EXPECT_EQ(store.list().value().size(), 1u);
+    EXPECT_TRUE(store.set_drained(IdSet{3}, "disk", 10).ok());
+    EXPECT_EQ(store.drained().value(), (std::vector<DrainedNode>{{3, "disk", 10}}));
+}
+
+TEST_F(StoreTest, DrainedNodesAreKept) {
+    {
+        Store store = open();
+        ASSERT_TRUE(store.set_drained(IdSet::range(1, 3), "maintenance", 100.5).ok());
+        ASSERT_TRUE(store.set_drained(IdSet{2}, "bad fan", 200).ok());  // replaces
+        ASSERT_TRUE(store.set_undrained(IdSet{3, 9}).ok());
+    }
+    Store store = open();
+    EXPECT_EQ(store.drained().value(),
+              (std::vector<DrainedNode>{{1, "maintenance", 100.5}, {2, "bad fan", 200}}));
+    EXPECT_EQ(error_of(store.set_drained(IdSet{1}, "x", std::nan(""))),
+              "store: a time must be a finite number of seconds");
 }
 
 TEST_F(StoreTest, GarbageFileIsRefusedWithOneMessage) {

@@ -179,7 +179,7 @@ TEST(OpenMpi, DirectModexAcrossBrokers) {
 
 // A get of a key the task on the other node never puts fails once that
 // task has ended, rather than waiting for the job's end: rank 0 reads
-// nothing of rank 2.
+// nothing of rank 2 (the others read nothing).
 TEST(OpenMpi, DirectModexOfAKeyNeverPutFails) {
     const auto result = run_gantry({"start", "--test-size=2", "--", gantry_binary(), "run", "-N",
                                     "2", "-n", "4", kPmixProbe, "noput"});
@@ -190,20 +190,21 @@ TEST(OpenMpi, DirectModexOfAKeyNeverPutFails) {
         next.push_back(line.substr(0, line.find(' ')) + line.substr(line.find(" next=")));
     for (std::string& line : next)
         line.erase(std::min(line.size(), line.find(" locality=")));
-    EXPECT_EQ(next, (Lines{"rank=0 next=-", "rank=1 next=from-3", "rank=2 next=from-0",
-                           "rank=3 next=from-1"}));
+    EXPECT_EQ(next,
+              (Lines{"rank=0 next=-", "rank=1 next=skip", "rank=2 next=skip", "rank=3 next=skip"}));
 }
 
-// Open MPI's asynchronous modex has MPI_Init fence nothing: each peer's
-// address comes by direct modex, across nodes too.
+// Open MPI's asynchronous modex without collecting data has MPI_Init
+// fence nothing: each peer's address comes by direct modex. One task per
+// node: Open MPI 4.1 with PMIx 4.2 sometimes fails a get of a peer on its
+// own node that has not committed yet, under its own mpirun too.
 TEST(OpenMpi, AsyncModexAcrossBrokers) {
     const auto result = run_gantry({"start", "--test-size=2", "--", gantry_binary(), "run", "-N",
-                                    "2", "-n", "4", "-x", "OMPI_MCA_pmix_base_async_modex=1", "-x",
+                                    "2", "-n", "2", "-x", "OMPI_MCA_pmix_base_async_modex=1", "-x",
                                     "OMPI_MCA_pmix_base_collect_data=0", kOmpiProbe});
     EXPECT_EQ(result.err, "");
     EXPECT_EQ(result.exit_code, 0);
-    EXPECT_EQ(sorted_lines(result.out), (Lines{probe_line(0, 4, 0, 2), probe_line(1, 4, 0, 2),
-                                               probe_line(2, 4, 0, 2), probe_line(3, 4, 0, 2)}));
+    EXPECT_EQ(sorted_lines(result.out), (Lines{probe_line(0, 2, 0, 1), probe_line(1, 2, 0, 1)}));
 }
 
 // Open MPI's own launcher gives the same program the same world. (As root

@@ -2,6 +2,7 @@
 // three nodes (two of them simulated ranks) given by --resources, with jobs
 // holding part of it.
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -130,9 +131,9 @@ TEST_F(ResourceList, Json) {
 }
 
 TEST_F(ResourceList, Errors) {
-    expect({"resource", "list", "-s", "drained"}, "",
-           "gantry: resource: --states: unknown state \"drained\" (free, allocated, down, up, "
-           "all)\n",
+    expect({"resource", "list", "-s", "offline"}, "",
+           "gantry: resource: --states: unknown state \"offline\" (free, allocated, down, "
+           "drained, up, all)\n",
            2);
     expect({"resource", "list", "-o", "{properties}"}, "",
            "gantry: resource: --format: unknown field \"properties\" (known: ncores, ngpus, "
@@ -145,6 +146,65 @@ TEST_F(ResourceList, Errors) {
         run_program({"env", "-u", "GANTRY_URI", gantry_binary(), "resource", "list"});
     EXPECT_EQ(outside.err, "gantry: not inside an instance (GANTRY_URI is not set); give --uri\n");
     EXPECT_EQ(outside.exit_code, 2);
+}
+
+// Drained nodes take no new job, show as down (and drained), keep their
+// reason, and stay drained when the instance restarts on its state.
+TEST_F(ResourceList, DrainedNodesTakeNoNewJobsAndStayDrained) {
+    const std::string host = host_name();
+    expect({"resource", "drain", "n1", "bad", "fan"}, "", "", 0);
+    expect({"resource", "drain", "2"}, "", "", 0);
+    expect_list({"-s", "free,allocated,down,drained,up"},
+                kHeader + "      free      1        2        0 " + host + "\n" +
+                    " allocated      0        0        0\n" +
+                    "      down      2        4        0 n[1-2]\n" +
+                    "   drained      2        4        0 n[1-2]\n" +
+                    "        up      3        6        0 " + host + ",n[1-2]\n");
+    const auto listed = gantry({"resource", "drain"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    const std::string time = R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)";
+    EXPECT_TRUE(std::regex_match(listed.out, std::regex("RANK HOST SINCE {23}REASON\n"
+                                                        "1    n1   " +
+                                                        time +
+                                                        " bad fan\n"
+                                                        "2    n2   " +
+                                                        time + "\n")))
+        << listed.out;
+    // A job of three nodes waits; one of one node runs meanwhile.
+    const std::string wide = submit({"-N", "3", "true"});
+    const std::string one = submit({"-N", "1", "true"});
+    ASSERT_TRUE(eventually([&] { return state(one) == "INACTIVE"; }));
+    EXPECT_EQ(state(wide), "SCHED");
+    expect({"cancel", wide}, "", "", 0);
+
+    // Restarted on its state, the instance keeps them drained.
+    expect({"shutdown"}, "", "", 0);
+    const auto restarted = run_gantry(
+        {"start", "--daemon", "--state-dir", state_, "--resources", R_, "--simulate-ranks"});
+    ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
+    const auto again = gantry({"resource", "drain", "-n"});
+    EXPECT_TRUE(std::regex_match(again.out, std::regex("1    n1   " + time +
+                                                       " bad fan\n"
+                                                       "2    n2   " +
+                                                       time + "\n")))
+        << again.out;
+    expect({"resource", "undrain", "n[1-2]"}, "", "", 0);
+    expect({"resource", "drain"}, "RANK HOST SINCE REASON\n", "", 0);
+    expect_list({"-n", "-s", "free"}, "      free      3        6        0 " + host + ",n[1-2]\n");
+}
+
+TEST_F(ResourceList, DrainErrors) {
+    expect({"resource", "drain", "7"}, "",
+           "gantry: resource.drain: no rank 7 in this instance (ranks 0-2)\n", 1);
+    expect({"resource", "drain", "zz"}, "",
+           "gantry: resource.drain: no node zz in this instance (" + host_name() + ",n[1-2])\n", 1);
+    expect({"resource", "drain", "n["}, "",
+           "gantry: resource.drain: \"n[\" is neither ranks nor host names: '[' without ']'\n", 1);
+    expect({"resource", "undrain", "1"}, "", "gantry: resource.undrain: rank 1 is not drained\n",
+           1);
+    const auto no_targets = gantry({"resource", "undrain"});
+    EXPECT_EQ(no_targets.exit_code, 2);
+    EXPECT_NE(no_targets.err.find("gantry: resource: "), std::string::npos) << no_targets.err;
 }
 
 // This machine's instance, as `gantry start --daemon` makes it.

@@ -3,10 +3,12 @@
  * rank. `abort N` makes the last rank call PMIx_Abort with N after the
  * fence; `exit` makes it exit without PMIx_Finalize. `nofence` reads,
  * without a fence, the key of rank + size/2 (on the other node of a job of
- * two nodes: direct modex) and prints `fence=none`; `noput` does so too,
- * and rank size/2 puts nothing (it finalizes and exits), so that rank 0
- * reads nothing. (A get of a key a task of this node has not committed
- * yet is not waited for by the server: no mode reads one.) */
+ * two nodes: direct modex), prints `fence=none`, then fences, so that no
+ * node's tasks end before every get is answered. In `noput`, rank size/2
+ * puts nothing and rank 0 alone reads its key (the others print
+ * `next=skip`): it gets nothing once rank size/2 has ended. (A get of a
+ * key a task of this node has not committed yet is not waited for by the
+ * server: no mode reads one.) */
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,9 +73,10 @@ int main(int argc, char** argv) {
     bool yes = true;
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
     const pmix_status_t fenced = fence ? PMIx_Fence(NULL, 0, &collect, 1) : PMIX_SUCCESS;
-    char next[64];
+    char next[64] = "skip";
     const unsigned long other = fence ? self.rank + 1 : self.rank + size / 2;
-    get_text(other % size, "probe.key", next, sizeof next);
+    if (!noput || self.rank == 0)
+        get_text(other % size, "probe.key", next, sizeof next);
 
     printf("rank=%u size=%lu appnum=%lu local_size=%lu local_rank=%lu node_rank=%lu nodeid=%lu "
            "peers=%s host=%s fence=%s next=%s locality=%s\n",
@@ -82,6 +85,8 @@ int main(int argc, char** argv) {
            get_number(self.rank, PMIX_NODE_RANK), get_number(self.rank, PMIX_NODEID), peers, host,
            fence ? PMIx_Error_string(fenced) : "none", next, locality);
     fflush(stdout);
+    if (!fence && !noput)
+        PMIx_Fence(NULL, 0, NULL, 0);
     if (argc > 2 && strcmp(argv[1], "abort") == 0 && self.rank == size - 1)
         PMIx_Abort(atoi(argv[2]), "pmix_probe aborts", NULL, 0);
     if (argc > 1 && strcmp(argv[1], "exit") == 0 && self.rank == size - 1)
