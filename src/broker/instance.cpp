@@ -143,10 +143,11 @@ Result<ResourceSet> local_inventory() {
 }
 
 Status assign_topology(RankTopologies& topologies, std::uint32_t rank, const Target& target,
-                       const Topology& node, std::map<unsigned, Topology>& synthetic) {
+                       const Topology& node, std::map<unsigned, Topology>& synthetic,
+                       bool simulated) {
     const unsigned ncores = target.cores.empty() ? 0 : *target.cores.last() + 1;
     if (ncores <= node.ncores()) {
-        topologies.assign(IdSet{rank}, node);
+        topologies.assign(IdSet{rank}, node, simulated);
         return {};
     }
     auto found = synthetic.find(ncores);
@@ -311,7 +312,8 @@ void Instance::rank_joined(const overlay::Message& request, Responder& responder
         return;
     }
     joined_[rank] =
-        Joined{request.params.value("hostname", ""), request.params.value("topology", "")};
+        Joined{request.params.value("hostname", ""), request.params.value("topology", ""),
+               request.params.value("simulated", false)};
     up_.insert(rank);
     responder.result(Json::object());
     if (up_.count() == membership_->size())
@@ -324,7 +326,8 @@ void Instance::all_joined() {
     // Rank 0's node first, then the others as they said they are.
     ResourceSet inventory;
     RankTopologies topologies;
-    auto own = Topology::local();
+    const bool own_simulated = options_.topology_xml.has_value();
+    auto own = own_simulated ? Topology::from_xml_text(*options_.topology_xml) : Topology::local();
     if (!own) {
         std::cerr << "gantry: " << own.error().str() << '\n';
         exit_code_ = 1;
@@ -333,18 +336,19 @@ void Instance::all_joined() {
     }
     const ResourceSet& given = options_.inventory;
     std::map<unsigned, Topology> synthetic;
-    const auto add = [&](overlay::Rank rank, const std::string& hostname,
-                         const Topology& topology) -> Status {
+    const auto add = [&](overlay::Rank rank, const std::string& hostname, const Topology& topology,
+                         bool simulated) -> Status {
         if (given.nnodes() > 1) {
             const Target* target = given.find(rank);
             if (!target)
                 return error("--resources names no rank " + std::to_string(rank));
-            if (auto assigned = assign_topology(topologies, rank, *target, topology, synthetic);
+            if (auto assigned =
+                    assign_topology(topologies, rank, *target, topology, synthetic, simulated);
                 !assigned)
                 return assigned;
             return inventory.insert(rank, *target);
         }
-        topologies.assign(IdSet{rank}, topology);
+        topologies.assign(IdSet{rank}, topology, simulated);
         Target node;
         node.hostname = hostname;
         if (topology.ncores() > 0)
@@ -355,7 +359,7 @@ void Instance::all_joined() {
     };
     const Target* zero = given.find(0);
     Status status = options_.rank_zero_runs_jobs
-                        ? add(0, zero ? zero->hostname : local_hostname(), *own)
+                        ? add(0, zero ? zero->hostname : local_hostname(), *own, own_simulated)
                         : Status{};
     // Nodes alike (most clusters' are) share one load, hence one group of
     // RankTopologies: each job shell then reads one XML document, not one
@@ -374,7 +378,7 @@ void Instance::all_joined() {
             }
             found = loaded.emplace(joined.topology_xml, std::move(*topology)).first;
         }
-        status = add(rank, joined.hostname, found->second);
+        status = add(rank, joined.hostname, found->second, joined.simulated);
     }
     if (status)
         status = open_jobs(inventory, topologies);

@@ -61,6 +61,9 @@ struct InstanceOptions {
     MembershipOptions membership = {};
     // How long the other ranks have to join.
     std::chrono::milliseconds join_timeout{30000};
+    // With a bootstrap: rank 0's node topology (lstopo XML) when it is not
+    // this machine's (gantry start --topology): simulated, its tasks unbound.
+    std::optional<std::string> topology_xml = std::nullopt;
 };
 
 // This machine as an inventory: rank 0 with its host name and the cores and
@@ -75,8 +78,10 @@ Result<RankTopologies> local_topologies(const ResourceSet& inventory);
 // the node has, a synthetic one of as many cores (one per entry of
 // `synthetic`, shared by the ranks of one size): a simulated node, where
 // jobs are mapped as on a real one and their tasks run unbound.
+// A node `simulated` already (gantry start --topology) stays so.
 Status assign_topology(RankTopologies& topologies, std::uint32_t rank, const Target& target,
-                       const Topology& node, std::map<unsigned, Topology>& synthetic);
+                       const Topology& node, std::map<unsigned, Topology>& synthetic,
+                       bool simulated = false);
 
 class Instance {
 public:
@@ -142,6 +147,7 @@ private:
     struct Joined {
         std::string hostname;
         std::string topology_xml;
+        bool simulated = false;
     };
     std::map<overlay::Rank, Joined> joined_;         // the other ranks, as they joined
     IdSet up_ = IdSet{0};                            // the ranks whose brokers are up

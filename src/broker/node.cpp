@@ -113,7 +113,10 @@ private:
         }
         membership_->peers().call(
             0, "broker.join",
-            {{"rank", bootstrap_.rank()}, {"hostname", options_.hostname}, {"topology", *topology}},
+            {{"rank", bootstrap_.rank()},
+             {"hostname", options_.hostname},
+             {"topology", *topology},
+             {"simulated", options_.simulated}},
             [this](const overlay::Reply& reply) {
                 if (reply.result)
                     return;

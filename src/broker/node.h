@@ -19,6 +19,9 @@ struct NodeOptions {
     // The node's topology (lstopo XML), wanted only once the broker joins:
     // hwloc may find it meanwhile, off the way to the bootstrap.
     std::shared_future<Result<std::string>> topology_xml;
+    // The topology is not this machine's (gantry start --topology): jobs are
+    // mapped on it, and their tasks run unbound.
+    bool simulated = false;
     std::string shell_program;  // the gantry executable; empty: this one
     MembershipOptions membership;
 };

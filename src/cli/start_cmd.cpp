@@ -82,6 +82,7 @@ struct Options {
     std::optional<std::string> config;
     unsigned test_size = 0;
     std::optional<std::string> test_hosts;
+    std::optional<std::string> topology;  // --topology: each test broker's node
     unsigned fanout = overlay::kDefaultFanout;
     std::string lost_after = "5s";
     std::optional<std::string> overlay_address;
@@ -218,6 +219,16 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
         args.insert(args.end(), {"--state-dir", *options.state_dir});
     if (options.resources)
         args.insert(args.end(), {"--resources", *options.resources});
+    if (options.topology) {
+        // Checked here, once; the brokers, started elsewhere in the tree of
+        // directories, get a file by its absolute path.
+        if (auto topology = Topology::from_file_or_synthetic(*options.topology); !topology)
+            return fail(error("--topology: " + topology.error().str()));
+        const bool file = std::filesystem::exists(*options.topology);
+        args.insert(args.end(),
+                    {"--topology", file ? std::filesystem::absolute(*options.topology).string()
+                                        : *options.topology});
+    }
     if (options.daemon)
         args.push_back("--daemon");
     args.insert(args.end(), command.begin(), command.end());
@@ -230,6 +241,12 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
     if (!run)
         return fail(run.error());
     return run_here(*run, [](shell::Job& job) { job.exit_code_of_task_zero = true; });
+}
+
+// This broker's node: this machine, or what --topology says.
+Result<Topology> node_topology(const Options& options) {
+    return options.topology ? Topology::from_file_or_synthetic(*options.topology)
+                            : Topology::local();
 }
 
 // This broker's host name: its own, --node-name's, or under --test-hosts the
@@ -499,6 +516,11 @@ int start_main(int argc, char** argv) {
                    "The host names of the --test-size brokers, in rank order (default: "
                    "node[0-N-1])")
         ->type_name("HOSTLIST");
+    app.add_option("--topology", options.topology,
+                   "With --test-size: give every node this topology, an lstopo --of xml file or a "
+                   "synthetic description such as \"package:2 core:8 pu:2\" (simulated: tasks "
+                   "run unbound)")
+        ->type_name("X");
     app.add_option("--fanout", options.fanout,
                    "Children of each broker in the overlay's tree (default: 2)")
         ->type_name("K")
@@ -561,6 +583,8 @@ int start_main(int argc, char** argv) {
         return fail(error(std::string("--overlay-address: ") +
                           (options.config ? "--config names each host's address"
                                           : "--test-size brokers talk over loopback")));
+    if (options.topology && options.test_size == 0 && !options.test_hosts)
+        return fail(error("--topology: only with --test-size (a real node has its own)"));
     if (options.test_size > 0) {
         if (const auto code = need_command())
             return *code;
@@ -606,13 +630,14 @@ int start_main(int argc, char** argv) {
         }
         if ((*bootstrap)->rank() > 0) {
             // Found while the broker bootstraps, which waits on the others.
-            auto topology = std::async(std::launch::async, []() -> Result<std::string> {
-                auto found = Topology::local();
+            auto topology = std::async(std::launch::async, [&options]() -> Result<std::string> {
+                auto found = node_topology(options);
                 if (!found)
                     return found.error();
                 return found->to_xml();
             });
-            broker::NodeOptions node{*hostname, topology.share(), {}, membership};
+            broker::NodeOptions node{
+                *hostname, topology.share(), options.topology.has_value(), {}, membership};
             const auto ended = broker::run_node(std::move(**bootstrap), std::move(node));
             if (!ended)
                 return runtime_failure(ended.error());
@@ -643,6 +668,12 @@ int start_main(int argc, char** argv) {
     if (*bootstrap) {
         instance.bootstrap = std::move(**bootstrap);
         instance.membership = membership;
+        if (options.topology) {
+            auto topology = node_topology(options);
+            if (!topology)
+                return fail(error("--topology: " + topology.error().str()));
+            instance.topology_xml = topology->to_xml();
+        }
     }
 
     if (options.daemon) {

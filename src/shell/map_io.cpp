@@ -63,7 +63,7 @@ Result<Topology> jobspec_topology(const Jobspec& spec) {
         return Topology::local();
     if (const std::string file = jobspec_path(spec, topology); std::filesystem::exists(file))
         return Topology::from_xml(file);
-    return Topology::from_synthetic(topology);
+    return Topology::from_file_or_synthetic(topology);
 }
 
 Status write_display_files(const DisplayOutput& output) {

@@ -293,6 +293,12 @@ Result<Topology> Topology::from_xml(const std::string& path) {
     return Topology(*loaded);
 }
 
+Result<Topology> Topology::from_file_or_synthetic(const std::string& text) {
+    if (std::filesystem::exists(text))
+        return from_xml(text);
+    return from_synthetic(text);
+}
+
 Result<Topology> Topology::from_synthetic(std::string_view description) {
     auto loaded =
         load("synthetic topology", std::string(description), hwloc_topology_set_synthetic);

@@ -57,6 +57,9 @@ public:
     // several times cheaper than reading the machine again.
     static Result<Topology> from_xml_text(const std::string& xml);
     static Result<Topology> from_synthetic(std::string_view description);
+    // An lstopo XML file when `text` names one, else a synthetic description
+    // ("package:2 core:8 pu:2"), as `--topology` takes them.
+    static Result<Topology> from_file_or_synthetic(const std::string& text);
 
     unsigned npackages() const { return count(ObjectType::kPackage); }
     unsigned ncores() const { return count(ObjectType::kCore); }

@@ -9,6 +9,7 @@
 
 #include "formats/rset.h"
 #include "support/run_command.h"
+#include "support/vectors.h"
 #include "topo/topology.h"
 
 namespace gantry::test {
@@ -318,6 +319,54 @@ TEST(ManyBrokers, SimulatedBigNodesRunUnbound) {
               "     32 " +
                   allowed);
     EXPECT_EQ(result.err, "");
+}
+
+// --topology gives every node a topology this machine lacks: 2 packages
+// of 4 cores of 2 PUs. Jobs are mapped on it (one task per package here),
+// and their tasks run unbound.
+TEST(ManyBrokers, TopologyGivesEachNodeASimulatedOne) {
+    const std::string g = gantry_binary();
+    const auto result = run_gantry(
+        {"start", "--test-size=2", "--topology", "package:2 core:4 pu:2", "sh", "-c",
+         g + " resource list -s free; " + g +
+             " run -N 2 -n 4 --map-by package --label-io sh -c 'echo $GANTRY_NODE_ID' | sort; " +
+             g + " run -N 2 -n 16 sh -c 'grep Cpus_allowed_list /proc/self/status' | uniq -c"});
+    const std::string allowed =
+        run_program({"sh", "-c", "grep Cpus_allowed_list /proc/self/status"}).out;
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "     STATE NNODES   NCORES    NGPUS NODELIST\n"
+              "      free      2       16        0 node[0-1]\n"
+              "0: 0\n1: 0\n2: 1\n3: 1\n"
+              "     16 " +
+                  allowed);
+    EXPECT_EQ(result.err, "");
+}
+
+// Simulated GPUs: nodes with the four GPUs of a topology file; each task of
+// -g 1 is given its own (CUDA_VISIBLE_DEVICES) though this machine has none.
+TEST(ManyBrokers, TopologyWithGpusGivesSimulatedGpus) {
+    GANTRY_REQUIRE_VECTORS();
+    const std::string topology =
+        (*vectors_dir() / "prrte-offline" / "topologies" / "turin-4gpu-nvml.xml").string();
+    const std::string g = gantry_binary();
+    const auto result = run_gantry(
+        {"start", "--test-size=2", "--topology", topology, "sh", "-c",
+         g + " resource list -s free -o '{nnodes} {ngpus}'; " + g +
+             " run -N 2 -n 4 -g 1 --label-io sh -c 'echo $CUDA_VISIBLE_DEVICES' | sort"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "NNODES NGPUS\n2      8\n0: 0\n1: 1\n2: 0\n3: 1\n");
+    EXPECT_EQ(result.err, "");
+}
+
+TEST(ManyBrokers, TopologyNeedsTestSizeAndALoadableOne) {
+    expect_gantry({"start", "--topology", "package:2 core:4", "true"}, "", "",
+                  "gantry: start: --topology: only with --test-size (a real node has its own)\n",
+                  2);
+    const auto bad = run_gantry({"start", "--test-size=2", "--topology", "nonsense:3", "true"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_TRUE(bad.err.starts_with("gantry: start: --topology: ")) << bad.err;
+    EXPECT_EQ(bad.out, "");
 }
 
 // A launcher that gives no task PMI rank 0 (here a task told it is rank 1

@@ -74,7 +74,7 @@ declare -A help_setup=(
 # A help text that changes moves its examples: the entry no longer matches
 # and the example runs (and fails) again, to be looked at.
 declare -A help_not_run=(
-    ['help:start:38']='an interactive shell'
+    ['help:start:39']='an interactive shell'
     ['help:alloc:27']='an interactive shell'
 )
 
