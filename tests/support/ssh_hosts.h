@@ -97,6 +97,34 @@ protected:
         EXPECT_EQ(routes(), routes_before_);
     }
 
+    // The script removes what it made whatever ends it; should it be ended
+    // before it could (killed, or its clean-up cut short), what it noted is
+    // removed here, and the test fails for it.
+    void TearDown() override {
+        std::vector<std::string> noted;
+        for (const std::string& line : lines_of(read_file(scratch_ / "netns")))
+            noted.push_back(line.substr(0, line.find(' ')));
+        std::vector<std::string> left;
+        for (const std::string& line : lines_of(run_program({"ip", "netns", "list"}).out)) {
+            const std::string ns = line.substr(0, line.find(' '));
+            if (!ns.empty() && std::find(noted.begin(), noted.end(), ns) != noted.end())
+                left.push_back(ns);
+        }
+        if (left.empty())
+            return;
+        // The hub and this namespace's link go with the hosts (the names
+        // ssh_hosts.sh gives them: TAG-0..., TAG-hub, vTAGr).
+        const std::string tag = left.front().substr(0, left.front().rfind('-'));
+        std::vector<std::string> argv = {"bash", "-c",
+                                         ". \"$0\"; netns_remove \"$@\" " + tag +
+                                             "-hub; ip link del v" + tag + "r 2>/dev/null; :",
+                                         std::string(GANTRY_TEST_SCRIPTS) + "/lib/netns.sh"};
+        argv.insert(argv.end(), left.begin(), left.end());
+        run_program(argv);
+        ADD_FAILURE() << "ssh_hosts.sh left namespaces " << ::testing::PrintToString(left)
+                      << " behind; removed";
+    }
+
     ScratchDir scratch_{"ssh-hosts-test"};
     std::string routes_before_;
 };
