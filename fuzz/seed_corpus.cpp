@@ -25,6 +25,7 @@ const std::map<std::string, std::vector<std::string>> kVectorFiles = {
     {"shell_records", {}},  // the same
     {"util", {}},           // the same
     {"overlay", {}},        // the same
+    {"constraint", {}},     // the same
 };
 
 struct Writer {

@@ -23,6 +23,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,11 @@ public:
         std::optional<BrokerAddress> parent;  // none at rank 0
         std::vector<BrokerAddress> children;  // in the order of tree().children(rank())
     };
+    // Properties of the nodes by rank, when configured (overlay/config.h).
+    std::map<std::string, IdSet> properties() const {
+        return config_ ? config_->properties : std::map<std::string, IdSet>{};
+    }
+
     // Under PMI: publishes `own`, waits for every broker to have published,
     // and reads the parent's and children's entries, then finalizes PMI.
     // Configured: the configuration's addresses and the instance's key.

@@ -320,6 +320,20 @@ void Instance::rank_joined(const overlay::Message& request, Responder& responder
         all_joined();
 }
 
+namespace {
+
+// The properties `from` gives (name -> ranks) added to the ranks of `inventory`.
+Status add_properties(ResourceSet& inventory, const std::map<std::string, IdSet>& properties,
+                      const std::string& from) {
+    for (const auto& [name, ranks] : properties)
+        if (const IdSet present = ranks & inventory.ranks(); !present.empty())
+            if (auto added = inventory.set_property(name, present); !added)
+                return error(from + ": " + added.error().message());
+    return {};
+}
+
+}  // namespace
+
 void Instance::all_joined() {
     ready_ = true;
     join_timer_->cancel();
@@ -380,6 +394,10 @@ void Instance::all_joined() {
         }
         status = add(rank, joined.hostname, found->second, joined.simulated);
     }
+    if (status)
+        status = add_properties(inventory, given.properties(), "--resources");
+    if (status)
+        status = add_properties(inventory, options_.bootstrap->properties(), "--config");
     if (status)
         status = open_jobs(inventory, topologies);
     if (!status) {

@@ -34,6 +34,17 @@ std::uint64_t ntasks_of_record(const JobRecord& record) {
     return ntasks;
 }
 
+// The nodes of the job's R as flux jobs shows them: a hostlist (its ranks
+// when R names no hosts), and their number; none before it is allocated.
+std::pair<std::string, std::uint64_t> nodes_of_record(const JobRecord& record) {
+    if (!record.R)
+        return {"", 0};
+    auto R = ResourceSet::parse(*record.R);
+    if (!R)
+        return {"", 0};
+    return {R->has_hostnames() ? R->nodelist().encode() : R->ranks().encode(), R->nnodes()};
+}
+
 }  // namespace
 
 std::optional<Json> JobManager::Impl::first_exception(JobId id) {
@@ -51,6 +62,7 @@ Json JobManager::Impl::summary(const JobRecord& record) {
     Json exception = nullptr;
     if (auto found = first_exception(record.id))
         exception = *found;
+    const auto [nodelist, nnodes] = nodes_of_record(record);
     return {{"id", record.id},
             {"name", record.name},
             {"state", to_string(record.state)},
@@ -59,6 +71,8 @@ Json JobManager::Impl::summary(const JobRecord& record) {
             {"submit_time", record.submit_time},
             {"state_time", record.state_time},
             {"ntasks", ntasks_of_record(record)},
+            {"nnodes", nnodes},
+            {"nodelist", nodelist},
             {"exit_code", record.exit_code ? Json(*record.exit_code) : Json(nullptr)},
             {"exception", exception}};
 }

@@ -24,6 +24,7 @@ Request request_of(const Jobspec& spec) {
     request.cores_per_task = std::max<std::uint32_t>(1, spec.resources.cores_per_task);
     request.gpus_per_task = spec.resources.gpus_per_task;
     request.exclusive = spec.resources.exclusive;
+    request.constraint = spec.resources.constraint;
     request.time_limit = spec.attributes.time_limit;
     return request;
 }
@@ -54,12 +55,24 @@ Status check_for_instance(const Jobspec& spec, const std::string& method) {
 // task.
 Jobspec placed_jobspec(Jobspec spec, const ResourceSet& R) {
     const bool names_hosts = !spec.job.hosts.empty() || !spec.job.hostfile.empty();
-    if (spec.apps.size() == 1 && spec.apps[0].ntasks == 0 &&
-        !spec.apps[0].map_by.starts_with("ppr:") && !names_hosts)
-        spec.apps[0].ntasks = static_cast<std::uint32_t>(
-            std::max<std::int64_t>(1, R.nslots().value_or(static_cast<std::int64_t>(R.nnodes()))));
-    if (spec.resources.cores_per_task > 1 && spec.apps[0].map_by.empty())
-        spec.apps[0].map_by = "slot:PE=" + std::to_string(spec.resources.cores_per_task);
+    Jobspec::App& app = spec.apps[0];
+    const std::string pe = spec.resources.cores_per_task > 1
+                               ? ":PE=" + std::to_string(spec.resources.cores_per_task)
+                               : "";
+    if (spec.apps.size() == 1 && app.ntasks == 0 && !app.map_by.starts_with("ppr:") &&
+        !names_hosts) {
+        const std::int64_t slots =
+            std::max<std::int64_t>(1, R.nslots().value_or(static_cast<std::int64_t>(R.nnodes())));
+        const auto nodes = static_cast<std::int64_t>(R.nnodes());
+        // -N without -n: each node runs its own slots' tasks, as srun and
+        // flux run place them, even where whole nodes hold more cores.
+        if (spec.resources.nodes > 0 && app.map_by.empty() && nodes > 0 && slots % nodes == 0)
+            app.map_by = "ppr:" + std::to_string(slots / nodes) + ":node" + pe;
+        else
+            app.ntasks = static_cast<std::uint32_t>(slots);
+    }
+    if (!pe.empty() && app.map_by.empty())
+        app.map_by = "slot" + pe;
     return spec;
 }
 

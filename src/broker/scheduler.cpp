@@ -11,12 +11,12 @@
 
 namespace gantry::broker {
 
+using scheduler_detail::Domain;
 using scheduler_detail::Node;
 using scheduler_detail::Piece;
 using scheduler_detail::Placement;
 using scheduler_detail::Pool;
 using scheduler_detail::Shape;
-using scheduler_detail::ShapeTable;
 
 namespace {
 
@@ -85,16 +85,20 @@ bool too_few(const Pool& pool, const Shape& shape) {
            (shape.exclusive && shape.nodes > pool.whole_nodes);
 }
 
-// First fit of `shape` in `pool`, in rank order: without a node count, as
-// many slots on each node as it holds (packing); with one, the first
-// `shape.nodes` nodes that hold `shape.slots` slots each (whole when exclusive).
-std::optional<Placement> fit(const Pool& pool, const Shape& shape) {
+// First fit of `shape` in `pool`, in rank order, on the nodes of `domain`
+// (all when null): without a node count, as many slots on each node as it
+// holds (packing); with one, the first `shape.nodes` nodes that hold
+// `shape.slots` slots each (whole when exclusive).
+std::optional<Placement> first_fit(const Pool& pool, const Shape& shape, const Domain* domain) {
     if (too_few(pool, shape))
         return std::nullopt;
+    const auto outside = [domain](std::size_t i) { return domain && !(*domain)[i]; };
     Placement placement;
     if (shape.nodes == 0) {
         std::uint64_t remaining = shape.slots;
         for (std::size_t i = pool.first_with_cores; i < pool.nodes.size() && remaining > 0; ++i) {
+            if (outside(i))
+                continue;
             const Node& node = pool.nodes[i];
             const std::uint64_t slots = std::min(slots_on(node, shape), remaining);
             if (slots == 0)
@@ -111,6 +115,8 @@ std::optional<Placement> fit(const Pool& pool, const Shape& shape) {
     const std::uint64_t gpus = std::uint64_t{shape.slots} * shape.gpus;
     for (std::size_t i = pool.first_with_cores;
          i < pool.nodes.size() && placement.size() < shape.nodes; ++i) {
+        if (outside(i))
+            continue;
         const Node& node = pool.nodes[i];
         if (shape.exclusive) {
             if (whole(node) && node.ncores >= cores && node.ngpus >= gpus)
@@ -167,15 +173,16 @@ void Pool::give(const Placement& placement) {
     }
 }
 
-std::uint32_t ShapeTable::acquire(const Shape& shape) {
-    auto [it, added] = ids_.emplace(shape, std::uint32_t(shapes_.size()));
+template <class Value>
+std::uint32_t Numbered<Value>::acquire(const Value& value) {
+    auto [it, added] = ids_.emplace(value, std::uint32_t(values_.size()));
     if (added) {
         if (!unused_.empty()) {
             it->second = unused_.back();
             unused_.pop_back();
-            shapes_[it->second] = shape;
+            values_[it->second] = value;
         } else {
-            shapes_.push_back(shape);
+            values_.push_back(value);
             jobs_.push_back(0);
         }
     }
@@ -183,12 +190,16 @@ std::uint32_t ShapeTable::acquire(const Shape& shape) {
     return it->second;
 }
 
-void ShapeTable::release(std::uint32_t id) {
+template <class Value>
+void Numbered<Value>::release(std::uint32_t id) {
     if (--jobs_[id] == 0) {
-        ids_.erase(shapes_[id]);
+        ids_.erase(values_[id]);
         unused_.push_back(id);
     }
 }
+
+template class Numbered<Shape>;
+template class Numbered<Domain>;
 
 }  // namespace scheduler_detail
 
@@ -235,13 +246,45 @@ Scheduler::Scheduler(ResourceSet inventory) : inventory_(std::move(inventory)) {
     pool_ = empty_;
 }
 
+Result<std::optional<Domain>> Scheduler::domain_of(const Json& constraint) const {
+    if (constraint.is_object() && constraint.empty())
+        return std::optional<Domain>();
+    auto ranks = inventory_.constraint_ranks(constraint, "constraint");
+    if (!ranks)
+        return error(ranks.error().message());
+    Domain domain(empty_.nodes.size(), false);
+    for (const IdSet::Id rank : *ranks)
+        if (const auto node = node_index(rank))
+            domain[*node] = true;
+    return std::optional<Domain>(std::move(domain));
+}
+
+std::optional<Placement> Scheduler::fit(const Pool& pool, const Shape& shape) const {
+    return first_fit(pool, shape,
+                     shape.domain == Shape::kAnyNode ? nullptr : &domains_[shape.domain]);
+}
+
 Status Scheduler::feasible(const Request& request) const {
     auto shape = to_shape(request);
     if (!shape)
         return shape.error();
-    const std::vector<Node>& nodes = empty_.nodes;
+    auto domain = domain_of(request.constraint);
+    if (!domain)
+        return domain.error();
+    // With a constraint, every figure is of the nodes it allows.
+    std::vector<Node> nodes;
+    for (std::size_t i = 0; i < empty_.nodes.size(); ++i)
+        if (!*domain || (**domain)[i])
+            nodes.push_back(empty_.nodes[i]);
+    // The messages say what a constraint allows where they would say what
+    // the instance has.
+    const bool constrained = domain->has_value();
+    if (constrained && nodes.empty())
+        return error("no node satisfies the job's constraint " + request.constraint.dump());
+    const std::string has = constrained ? "the job's constraint allows " : "the instance has ";
+    const std::string node_of = constrained ? "node the job's constraint allows" : "node";
     if (shape->nodes > nodes.size())
-        return error(counted(shape->nodes, "node") + " requested, the instance has " +
+        return error(counted(shape->nodes, "node") + " requested, " + has +
                      std::to_string(nodes.size()));
     std::uint64_t largest_cores = 0;
     std::uint64_t largest_gpus = 0;
@@ -252,15 +295,15 @@ Status Scheduler::feasible(const Request& request) const {
         holds_a_task = holds_a_task || slots_on(node, *shape) > 0;
     }
     if (shape->cores > largest_cores)
-        return error("a task needs " + counted(shape->cores, "core") + ", the largest node has " +
-                     std::to_string(largest_cores));
+        return error("a task needs " + counted(shape->cores, "core") + ", the largest " + node_of +
+                     " has " + std::to_string(largest_cores));
     if (shape->gpus > largest_gpus)
-        return error("a task needs " + counted(shape->gpus, "gpu") + ", the largest node has " +
-                     std::to_string(largest_gpus));
+        return error("a task needs " + counted(shape->gpus, "gpu") + ", the largest " + node_of +
+                     " has " + std::to_string(largest_gpus));
     if (!holds_a_task)
-        return error("a task needs " + cores_and_gpus(shape->cores, shape->gpus) +
-                     ", no node has both");
-    if (fit(empty_, *shape))
+        return error("a task needs " + cores_and_gpus(shape->cores, shape->gpus) + ", no " +
+                     node_of + " has both");
+    if (first_fit(empty_, *shape, *domain ? &**domain : nullptr))
         return {};
     if (shape->nodes > 0) {
         const std::uint64_t cores = std::uint64_t{shape->slots} * shape->cores;
@@ -269,16 +312,17 @@ Status Scheduler::feasible(const Request& request) const {
             return node.ncores >= cores && node.ngpus >= gpus;
         });
         return error(counted(shape->nodes, "node") + " of " + cores_and_gpus(cores, gpus) +
-                     " requested (" + counted(shape->slots, "task") +
-                     " a node), the instance has " + std::to_string(such) + " such " +
-                     (such == 1 ? "node" : "nodes"));
+                     " requested (" + counted(shape->slots, "task") + " a node), " + has +
+                     std::to_string(such) + " such " + (such == 1 ? "node" : "nodes"));
     }
     std::uint64_t capacity = 0;
     for (const Node& node : nodes)
         capacity += slots_on(node, *shape);
-    return error(counted(shape->slots, "task") + " of " +
-                 cores_and_gpus(shape->cores, shape->gpus) + " requested, the instance holds " +
-                 std::to_string(capacity));
+    return error(
+        counted(shape->slots, "task") + " of " + cores_and_gpus(shape->cores, shape->gpus) +
+        " requested, " +
+        (constrained ? "the nodes the job's constraint allows hold " : "the instance holds ") +
+        std::to_string(capacity));
 }
 
 Status Scheduler::add(const PendingJob& job) {
@@ -291,9 +335,18 @@ Status Scheduler::add(const PendingJob& job) {
     if (auto status = feasible(job.request); !status)
         return status.error();
     const QueueKey key{job.urgency, next_seq_++};
-    enqueue(Queued{key, shapes_.acquire(to_shape(job.request).value()), job});
+    Shape shape = to_shape(job.request).value();
+    if (auto domain = domain_of(job.request.constraint).value())
+        shape.domain = domains_.acquire(*domain);
+    enqueue(Queued{key, shapes_.acquire(shape), job});
     pending_.emplace(job.id, key);
     return {};
+}
+
+void Scheduler::dequeued(const Queued& queued) {
+    if (const std::uint32_t domain = shapes_[queued.shape].domain; domain != Shape::kAnyNode)
+        domains_.release(domain);
+    shapes_.release(queued.shape);
 }
 
 void Scheduler::enqueue(Queued queued) {
@@ -305,7 +358,7 @@ Status Scheduler::remove(JobId id) {
     if (it == pending_.end())
         return error(job_str(id) + " is not pending");
     auto queued = position(queue_, it->second);
-    shapes_.release(queued->shape);
+    dequeued(*queued);
     queue_.erase(queued);
     pending_.erase(it);
     return {};
@@ -482,7 +535,7 @@ std::vector<Allocation> Scheduler::schedule(double now) {
                     queue_[kept] = std::move(queue_[i]);
                 ++kept;
             } else {
-                shapes_.release(queue_[i].shape);
+                dequeued(queue_[i]);
                 pending_.erase(queue_[i].job.id);
             }
         }

@@ -17,6 +17,7 @@
 #include "formats/jobspec.h"
 #include "formats/rset.h"
 #include "util/error.h"
+#include "util/json.h"
 
 namespace gantry::broker {
 
@@ -30,6 +31,9 @@ struct Request {
     std::uint32_t gpus_per_task = 0;   // -g
     bool exclusive = false;            // --exclusive: whole nodes; needs -N, implied by -N alone
     double time_limit = 0;             // seconds; 0: none (runs forever as far as planning knows)
+    // --requires: an RFC 31 constraint on the nodes, evaluated on the
+    // inventory (its properties and host names); {}: any node.
+    Json constraint = Json::object();
 
     friend bool operator==(const Request&, const Request&) = default;
 };
@@ -67,13 +71,17 @@ namespace scheduler_detail {
 // A request in the scheduler's terms: `slots` slots per node on exactly
 // `nodes` nodes, or `slots` slots anywhere when `nodes` is 0.
 struct Shape {
+    static constexpr std::uint32_t kAnyNode = UINT32_MAX;
     std::uint32_t nodes = 0;
     std::uint32_t slots = 0;
     std::uint32_t cores = 0;  // per slot
     std::uint32_t gpus = 0;   // per slot
     bool exclusive = false;
+    std::uint32_t domain = kAnyNode;  // the nodes it may have: a Domain's number, or any
     friend auto operator<=>(const Shape&, const Shape&) = default;
 };
+// The nodes a constraint allows, by index into the inventory's ranks.
+using Domain = std::vector<bool>;
 // One node's share of an allocation (node: index into the inventory's ranks).
 struct Piece {
     std::size_t node = 0;
@@ -99,21 +107,25 @@ struct Pool {
     void give(const Placement& placement);
 };
 
-// The distinct shapes of the pending jobs, numbered from 0 and numbers
-// reused, so that a pass can note per shape that it did not fit.
-class ShapeTable {
+// The distinct values (shapes, domains) of the pending jobs, numbered from
+// 0 and numbers reused, so that a pass can note per shape that it did not
+// fit, and jobs of one constraint share its domain.
+template <class Value>
+class Numbered {
 public:
-    std::uint32_t acquire(const Shape& shape);  // one more job of this shape
+    std::uint32_t acquire(const Value& value);  // one more job of this value
     void release(std::uint32_t id);             // one job fewer
-    const Shape& operator[](std::uint32_t id) const { return shapes_[id]; }
-    std::size_t size() const { return shapes_.size(); }  // every number in use is below
+    const Value& operator[](std::uint32_t id) const { return values_[id]; }
+    std::size_t size() const { return values_.size(); }  // every number in use is below
 
 private:
-    std::map<Shape, std::uint32_t> ids_;
-    std::vector<Shape> shapes_;
-    std::vector<std::uint32_t> jobs_;  // jobs of each shape; 0: number free
+    std::map<Value, std::uint32_t> ids_;
+    std::vector<Value> values_;
+    std::vector<std::uint32_t> jobs_;  // jobs of each value; 0: number free
     std::vector<std::uint32_t> unused_;
 };
+using ShapeTable = Numbered<Shape>;
+using DomainTable = Numbered<Domain>;
 
 }  // namespace scheduler_detail
 
@@ -206,6 +218,11 @@ private:
     };
 
     Head reserve(const Queued& head, double now);
+    // The nodes `constraint` allows, or why it is not a constraint of this
+    // inventory; none for {}.
+    Result<std::optional<scheduler_detail::Domain>> domain_of(const Json& constraint) const;
+    std::optional<Placement> fit(const Pool& pool, const Shape& shape) const;
+    void dequeued(const Queued& queued);  // its shape and domain have one job fewer
     void enqueue(Queued queued);
     Allocation start(const Queued& queued, Placement placement, double now);
     ResourceSet to_R(const Placement& placement, std::uint64_t nslots = 0, double start = 0,
@@ -218,6 +235,7 @@ private:
     std::vector<Queued> queue_;
     std::map<JobId, QueueKey> pending_;
     scheduler_detail::ShapeTable shapes_;
+    scheduler_detail::DomainTable domains_;
     std::map<JobId, Running> running_;
     std::uint64_t next_seq_ = 0;
     std::optional<Head> head_;  // the last pass's reservation

@@ -77,6 +77,7 @@ struct Request {
     std::uint32_t cores = 1;
     std::uint32_t gpus = 0;
     bool exclusive = false;
+    std::vector<std::string> requirements;  // --requires, each a query
     std::string time_limit;
     std::string name;
     std::string urgency = "default";
@@ -99,6 +100,11 @@ void add_request_options(CLI::App& app, Request& request) {
             return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
         }));
     app.add_flag("--exclusive", request.exclusive, "Whole nodes");
+    app.add_option("--requires", request.requirements,
+                   "Only nodes that satisfy QUERY: properties, host:HOSTS, rank:IDS, with and, "
+                   "or, not and parentheses (docs/formats/constraint.md); several must all hold")
+        ->type_name("QUERY")
+        ->allow_extra_args(false);
     app.add_option("-t,--time-limit", request.time_limit,
                    "The child instance is terminated after this long: minutes (30), H:M:S, D-H:M:S "
                    "or 90s, 2h, 1d")
@@ -138,6 +144,9 @@ Result<Jobspec> child_jobspec(std::string_view domain, const Request& request,
     spec.resources.cores_per_task = request.cores;
     spec.resources.gpus_per_task = request.gpus;
     spec.resources.exclusive = request.exclusive || (request.nodes > 0 && request.slots == 0);
+    for (const std::string& query : request.requirements)
+        if (auto added = add_requirement(domain, spec.resources.constraint, query); !added)
+            return added.error();
     if (!request.time_limit.empty()) {
         auto limit = parse_time_limit(domain, request.time_limit);
         if (!limit)

@@ -74,7 +74,8 @@ or all) another user's, -A every user's in every state.
 
 -o FORMAT prints fields by flux jobs' names, {NAME} or {NAME:SPEC} with
 SPEC [[FILL]<|>|^][WIDTH][.PRECISION][+] (+ marks a cut value): id, userid,
-username, urgency, name, ntasks, state, state_single, status,
+username, urgency, name, ntasks, nnodes, nodelist (the job's nodes, once
+allocated), state, state_single, status,
 status_abbrev, result, result_abbrev, returncode, exit_code,
 contextual_time, t_submit, t_inactive, exception.occurred, exception.type,
 exception.note. The header line names them as flux does (JOBID, USER, ST,
@@ -274,6 +275,8 @@ const std::map<std::string, std::string> kJobFields = {
     {"state_single", "S"},
     {"name", "NAME"},
     {"ntasks", "NTASKS"},
+    {"nnodes", "NNODES"},
+    {"nodelist", "NODELIST"},
     {"status", "STATUS"},
     {"status_abbrev", "ST"},
     {"result", "RESULT"},
@@ -310,6 +313,10 @@ std::string job_field(const Json& job, const std::string& field, double now) {
         return string_field(job, "name");
     if (field == "ntasks")
         return ntasks_text(job);
+    if (field == "nnodes")
+        return number_field(job, "nnodes") > 0 ? number_text(job, "nnodes") : "";
+    if (field == "nodelist")
+        return string_field(job, "nodelist");
     if (field == "status")
         return inactive ? upper_case(to_string(result_of(job))) : string_field(job, "state");
     if (field == "status_abbrev")

@@ -45,7 +45,8 @@ TARGETS it lists the drained nodes. undrain TARGETS puts them back.
 
 -o FORMAT prints fields by flux resource list's names, {NAME} or
 {NAME:SPEC} as in gantry jobs: state, nnodes, ncores, ngpus, ranks,
-nodelist. The default is
+nodelist, properties (the nodes' properties, comma-separated, as
+--requires names them). The default is
   {state:>10} {nnodes:>6} {ncores:>8} {ngpus:>8} {nodelist}
 
 Exit status: 0 on success; 1 when the instance cannot be reached or
@@ -53,8 +54,8 @@ refuses; 2 on bad options, states or format, or when there is no
 GANTRY_URI and no --uri.)";
 
 const std::map<std::string, std::string> kResourceFields = {
-    {"state", "STATE"}, {"nnodes", "NNODES"}, {"ncores", "NCORES"},
-    {"ngpus", "NGPUS"}, {"ranks", "RANKS"},   {"nodelist", "NODELIST"},
+    {"state", "STATE"}, {"nnodes", "NNODES"},     {"ncores", "NCORES"},         {"ngpus", "NGPUS"},
+    {"ranks", "RANKS"}, {"nodelist", "NODELIST"}, {"properties", "PROPERTIES"},
 };
 
 constexpr std::string_view kDefaultResourceFormat =
@@ -112,6 +113,13 @@ std::string field_of(const ResourceSet& R, const std::string& state, const std::
         return R.ranks().encode();
     if (field == "nodelist")
         return R.has_hostnames() ? R.nodelist().encode() : R.ranks().encode();
+    if (field == "properties") {
+        std::string names;
+        for (const auto& [name, ranks] : R.properties())
+            if (ranks.intersects(R.ranks()))
+                names += (names.empty() ? "" : ",") + name;
+        return names;
+    }
     return "";
 }
 

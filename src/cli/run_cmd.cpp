@@ -131,6 +131,8 @@ Scheduling options (inside an instance only):
                          cores of each task's slot (default 1)
   -g, --gpus-per-task N  GPUs of each task's slot (default 0)
   --exclusive            allocate whole nodes
+  --requires QUERY       only nodes that satisfy QUERY: properties (gpu, -big),
+                         host:HOSTS, rank:IDS, with and, or, not, ( )
   --urgency N            0 (hold) to 31 (expedite), or hold/default/expedite; default 16
   --begin-time WHEN      not before +DURATION from now (+10m) or seconds since
                          the epoch
@@ -261,6 +263,20 @@ void fit_to_instance(Jobspec& spec, std::uint64_t cores, std::uint64_t nodes) {
         resources.ntasks = static_cast<std::uint32_t>(slots);
 }
 
+// The instance's nodes that `constraint` allows; none when it cannot tell.
+std::optional<ResourceSet> allowed_nodes(overlay::Client& client, const Json& constraint) {
+    const auto listed = client.call("resource.list", Json::object());
+    if (!listed || !listed->contains("all"))
+        return std::nullopt;
+    auto all = ResourceSet::from_json(listed->at("all"));
+    if (!all)
+        return std::nullopt;
+    auto ranks = all->constraint_ranks(constraint, "constraint");
+    if (!ranks)
+        return std::nullopt;
+    return all->copy_ranks(*ranks);
+}
+
 // Set by run_across_hosts for the run inside the instance it makes, which
 // takes it out of its environment before anything else.
 constexpr const char* kAcrossHostsVariable = "GANTRY_RUN_ACROSS_HOSTS";
@@ -276,8 +292,16 @@ int run_in_instance(RunCommand run, const std::string& uri, bool across_hosts) {
     const auto info = client->call("instance.info", Json::object());
     if (!info)
         return runtime_failure(info.error());
-    fit_to_instance(run.jobspec, info->value("cores", std::uint64_t{0}),
-                    info->value("size", std::uint64_t{0}));
+    std::uint64_t cores = info->value("cores", std::uint64_t{0});
+    std::uint64_t nodes = info->value("size", std::uint64_t{0});
+    // With --requires, the slots of the nodes it allows; a constraint the
+    // instance refuses is said by job.submit.
+    if (!run.jobspec.resources.constraint.empty())
+        if (auto allowed = allowed_nodes(*client, run.jobspec.resources.constraint)) {
+            cores = allowed->ncores();
+            nodes = allowed->nnodes();
+        }
+    fit_to_instance(run.jobspec, cores, nodes);
     if (auto fits = check_for_instance(run.jobspec, "job.submit"); !fits)
         return runtime_failure(fits.error());
     // Interactive: the job is bound to this connection and never starts
@@ -331,17 +355,21 @@ int run_across_hosts(const RunCommand& run, const std::vector<std::string>& host
 }
 
 // Inside a Slurm allocation (SLURM_JOB_NODELIST set, outside any job step,
-// srun on the PATH): the allocation's hosts with their slots; else nothing.
+// srun on the PATH): the allocation's hosts with their slots, its tasks on
+// each node (SLURM_TASKS_PER_NODE, as PRRTE and hydra read them; its CPUs
+// when Slurm gives no task counts); else nothing.
 Result<std::optional<std::string>> slurm_allocation() {
     const char* nodelist = std::getenv("SLURM_JOB_NODELIST");
-    const char* cpus = std::getenv("SLURM_JOB_CPUS_PER_NODE");
-    if (!nodelist || !*nodelist || std::getenv("SLURM_STEP_ID") || !cpus)
+    const char* tasks = std::getenv("SLURM_TASKS_PER_NODE");
+    const char* variable = tasks ? "SLURM_TASKS_PER_NODE" : "SLURM_JOB_CPUS_PER_NODE";
+    const char* counts = std::getenv(variable);
+    if (!nodelist || !*nodelist || std::getenv("SLURM_STEP_ID") || !counts)
         return std::optional<std::string>{};
     const char* path = std::getenv("PATH");
     const std::vector<std::string> environment{path ? std::string("PATH=") + path : ""};
     if (shell::find_command("srun", shell::search_path_of(environment), "").error != 0)
         return std::optional<std::string>{};
-    auto hosts = slurm_hosts(nodelist, cpus);
+    auto hosts = slurm_hosts(nodelist, counts, variable);
     if (!hosts)
         return hosts.error();
     return std::optional<std::string>(std::move(*hosts));

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <utility>
 
+#include "formats/constraint.h"
 #include "formats/hostlist.h"
 #include "mapper/jobspec_map.h"
 #include "mapper/policy.h"
@@ -378,6 +379,10 @@ const Parser::Option Parser::kOptions[] = {
      }},
     {"--exclusive", 0, Scope::kScheduling,
      set_true<&Jobspec::resources, &Jobspec::Resources::exclusive>},
+    {"--requires", 1, Scope::kScheduling,
+     [](Parser& p, const Given& g) {
+         return add_requirement(p.domain_, p.spec().resources.constraint, g.value);
+     }},
     {"--urgency", 1, Scope::kScheduling,
      [](Parser& p, const Given& g) {
          const auto urgency = urgency_of(g.value);
@@ -692,6 +697,17 @@ void print_notes(const RunCommand& run) {
         std::cerr << "gantry: " << note << '\n';
 }
 
+Status add_requirement(std::string_view domain, Json& constraint, std::string_view query) {
+    auto compiled = parse_constraint_query(query);
+    if (!compiled)
+        return Error(std::string(domain), "--requires: " + compiled.error().str());
+    if (constraint.empty())
+        constraint = std::move(*compiled);
+    else
+        constraint = Json{{"and", Json::array({std::move(constraint), std::move(*compiled)})}};
+    return {};
+}
+
 std::optional<int> urgency_of(std::string_view text) {
     if (text == "hold")
         return Jobspec::kUrgencyHold;
@@ -707,18 +723,19 @@ std::optional<int> urgency_of(std::string_view text) {
 
 namespace {
 
-// One item of SLURM_JOB_CPUS_PER_NODE, "N" or "N(xM)", at `at` in `text`:
-// N, M times.
-Result<std::pair<std::uint64_t, std::uint64_t>> cpus_item(std::string_view text, std::size_t at,
-                                                          std::string_view item) {
+// One item of `variable` (SLURM_TASKS_PER_NODE's syntax), "N" or "N(xM)",
+// at `at` in `text`: N, M times.
+Result<std::pair<std::uint64_t, std::uint64_t>> count_item(std::string_view variable,
+                                                           std::string_view text, std::size_t at,
+                                                           std::string_view item) {
     const auto bad = [&](std::size_t offset, const std::string& what) {
-        return Error::at("run", "SLURM_JOB_CPUS_PER_NODE: " + what, text, at + offset);
+        return Error::at("run", std::string(variable) + ": " + what, text, at + offset);
     };
     std::uint64_t count = 0, repeat = 1;
     const char* end = item.data() + item.size();
     auto [after, failed] = std::from_chars(item.data(), end, count);
     if (failed != std::errc() || count == 0)
-        return bad(0, "expected a count of CPUs");
+        return bad(0, "expected a count");
     std::string_view rest(after, static_cast<std::size_t>(end - after));
     if (!rest.empty()) {
         const std::size_t offset = item.size() - rest.size();
@@ -733,14 +750,15 @@ Result<std::pair<std::uint64_t, std::uint64_t>> cpus_item(std::string_view text,
 
 }  // namespace
 
-Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view cpus_per_node) {
+Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view per_node,
+                                std::string_view variable) {
     auto hosts = Hostlist::parse(nodelist);
     if (!hosts)
         return Error("run", "SLURM_JOB_NODELIST: " + hosts.error().str());
     std::vector<std::uint64_t> counts;
-    for (std::size_t at = 0; at <= cpus_per_node.size();) {
-        const std::size_t comma = std::min(cpus_per_node.find(',', at), cpus_per_node.size());
-        auto item = cpus_item(cpus_per_node, at, cpus_per_node.substr(at, comma - at));
+    for (std::size_t at = 0; at <= per_node.size();) {
+        const std::size_t comma = std::min(per_node.find(',', at), per_node.size());
+        auto item = count_item(variable, per_node, at, per_node.substr(at, comma - at));
         if (!item)
             return item.error();
         if (counts.size() + item->second > hosts->count())
@@ -749,7 +767,7 @@ Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view cpus
         at = comma + 1;
     }
     if (counts.size() != hosts->count())
-        return Error("run", "SLURM_JOB_CPUS_PER_NODE \"" + std::string(cpus_per_node) +
+        return Error("run", std::string(variable) + " \"" + std::string(per_node) +
                                 "\" does not give one count to each of the " +
                                 std::to_string(hosts->count()) + " nodes of SLURM_JOB_NODELIST");
     std::string text;

@@ -39,11 +39,13 @@ struct RunCommand {
 };
 
 // The hosts of a Slurm allocation with their slots, as -H takes them
-// ("n1:2,n2:2,n3:1"), from SLURM_JOB_NODELIST (a hostlist) and
-// SLURM_JOB_CPUS_PER_NODE ("2(x2),1": each count, repeated as (xN) says).
-// Errors name the variable and the place: `SLURM_JOB_CPUS_PER_NODE: "2(x"
-// at offset 1: ...`, or counts that do not match the nodes.
-Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view cpus_per_node);
+// ("n1:2,n2:2,n3:1"), from SLURM_JOB_NODELIST (a hostlist) and `per_node`,
+// the value of `variable` (SLURM_TASKS_PER_NODE or SLURM_JOB_CPUS_PER_NODE:
+// "2(x2),1", each count repeated as (xN) says). Errors name the variable
+// and the place (`SLURM_TASKS_PER_NODE: expected a count at offset 2 in
+// "2,"`), or counts that do not match the nodes.
+Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view per_node,
+                                std::string_view variable = "SLURM_TASKS_PER_NODE");
 
 // Reads argv (argv[0] is the subcommand's name) into a RunCommand. Every
 // option has one entry in one table with all its spellings (gantry's own,
@@ -55,7 +57,7 @@ Result<std::string> slurm_hosts(std::string_view nodelist, std::string_view cpus
 //
 // Checked here, with one message each: the options and their values
 // (policies, task counts, --display items, durations, scheduling values,
-// --mpi), the segments' commands, and --resources, whose file is read now
+// --mpi, --requires), the segments' commands, and --resources, whose file is read now
 // into resources.R. Carried as given and checked by the layers that use them:
 // hosts and hostfiles, the topology, --input, --rlimit, --umask, env rules
 // and --cwd (map_jobspec, shell::launch_settings). Relative paths are kept
@@ -78,6 +80,11 @@ int run_here(const RunCommand& run, const std::function<void(shell::Job&)>& adju
 // hold (0), default (16) or expedite (31) as Flux names them; nullopt for
 // anything else.
 std::optional<int> urgency_of(std::string_view text);
+
+// --requires QUERY (docs/formats/constraint.md) compiled and added to
+// `constraint`, the jobspec's: several --requires must all hold.
+// `run: --requires: constraint: ... at offset 2 in "a |"` when it is no query.
+Status add_requirement(std::string_view domain, Json& constraint, std::string_view query);
 // The help of run, submit, alloc and urgency (and docs/) spell these numbers
 // out; this fails the build if Jobspec's constants change without them.
 static_assert(Jobspec::kUrgencyHold == 0 && Jobspec::kUrgencyDefault == 16 &&

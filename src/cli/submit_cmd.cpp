@@ -27,6 +27,8 @@ Instance options:
   -c, --cores-per-task N cores of each task's slot (default 1)
   -g, --gpus-per-task N  GPUs of each task's slot (default 0)
   --exclusive            allocate whole nodes
+  --requires QUERY       only nodes that satisfy QUERY: properties (gpu, -big),
+                         host:HOSTS, rank:IDS, with and, or, not, ( )
   --job-name NAME        the job's name (default: its first program's)
   --urgency N            0 (hold) to 31 (expedite), or hold/default/expedite; default 16
   --begin-time WHEN      not before +DURATION from now (+10m) or seconds since
@@ -52,6 +54,8 @@ Examples:
   $ gantry submit --dependency afterok:1 --urgency 31 ./solver
   $ gantry submit -n 1 ./solver : -n 1 ./monitor
   $ gantry submit --dry-run -n 2 hostname | jq .resources
+  $ gantry submit --dry-run --requires 'gpu,-slow | host:node[1-4]' ./a | jq -c .resources.constraint
+  {"or":[{"properties":["gpu","^slow"]},{"hostlist":["node[1-4]"]}]}
 
 Exit status: 0 once the job is queued; 1 when the instance cannot be reached
 or refuses the job (gantry: job.submit: ...); 2 on bad options, or when

@@ -337,9 +337,16 @@ Result<std::optional<ResourceSet>> read_R(const Json& value, const std::string& 
     return std::optional<ResourceSet>(std::move(*set));
 }
 
+Result<Json> read_constraint(const Json& value, const std::string& path) {
+    if (!value.is_object())
+        return expected(path, "an RFC 31 constraint (a JSON object)", value);
+    return value;
+}
+
 Result<Jobspec::Resources> read_resources(const Json& value, const std::string& path) {
-    Fields fields(value, path,
-                  {"nodes", "ntasks", "cores_per_task", "gpus_per_task", "exclusive", "R"});
+    Fields fields(
+        value, path,
+        {"nodes", "ntasks", "cores_per_task", "gpus_per_task", "exclusive", "constraint", "R"});
     Jobspec::Resources resources;
     fields.count("nodes", resources.nodes);
     fields.count("ntasks", resources.ntasks);
@@ -348,6 +355,7 @@ Result<Jobspec::Resources> read_resources(const Json& value, const std::string& 
         fields.fail(error_at(fields.path_of("cores_per_task"), "must be at least 1, got 0"));
     fields.count("gpus_per_task", resources.gpus_per_task);
     fields.boolean("exclusive", resources.exclusive);
+    fields.read("constraint", resources.constraint, read_constraint);
     fields.read("R", resources.R, read_R);
     if (!fields.ok())
         return fields.error();
@@ -525,6 +533,7 @@ OrderedJson resources_json(const Jobspec::Resources& resources) {
     out["cores_per_task"] = resources.cores_per_task;
     out["gpus_per_task"] = resources.gpus_per_task;
     out["exclusive"] = resources.exclusive;
+    out["constraint"] = OrderedJson::parse(resources.constraint.dump());
     // R's own emission, so that its keys keep RFC order.
     out["R"] = resources.R ? OrderedJson::parse(resources.R->encode()) : OrderedJson(nullptr);
     return out;

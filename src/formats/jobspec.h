@@ -78,7 +78,10 @@ struct Jobspec {
         std::uint32_t ntasks = 0;  // task slots; 0: as the apps ask
         std::uint32_t cores_per_task = 1;
         std::uint32_t gpus_per_task = 0;
-        bool exclusive = false;        // whole nodes
+        bool exclusive = false;  // whole nodes
+        // --requires: an RFC 31 constraint on the nodes (docs/formats/constraint.md);
+        // {}: any node. Its operators are checked by the scheduler at submit.
+        Json constraint = Json::object();
         std::optional<ResourceSet> R;  // --resources: run on exactly these
         friend bool operator==(const Resources&, const Resources&) = default;
     };

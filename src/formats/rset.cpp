@@ -77,6 +77,10 @@ bool valid_utf8(std::string_view text) {
     return true;
 }
 
+}  // namespace rset_detail
+
+using namespace rset_detail;
+
 std::optional<std::string> property_name_problem(std::string_view name) {
     if (name.empty())
         return "empty property name";
@@ -87,10 +91,6 @@ std::optional<std::string> property_name_problem(std::string_view name) {
         return std::string("invalid character '") + name[bad] + "' in property name " + quote(name);
     return std::nullopt;
 }
-
-}  // namespace rset_detail
-
-using namespace rset_detail;
 
 // --- Target ---------------------------------------------------------------
 

@@ -25,6 +25,10 @@
 
 namespace gantry {
 
+// Why `name` cannot be an RFC 20 property name (empty, not UTF-8, or with
+// one of ! & ' " ^ ` | ( )), or nothing when it can.
+std::optional<std::string> property_name_problem(std::string_view name);
+
 // The resources of one execution target.
 struct Target {
     std::string hostname;  // empty when R names no host for this rank
@@ -149,6 +153,9 @@ public:
     Result<ResourceSet> copy_properties(std::span<const std::string> names) const;
     // RFC 31 constraint: `properties`, `hostlist`, `ranks`, `and`, `or`, `not`.
     Result<ResourceSet> copy_constraint(const Json& constraint) const;
+    // The ranks that satisfy `constraint`; errors name the operator's place
+    // below `path` (`constraint.properties[0]: ...`).
+    Result<IdSet> constraint_ranks(const Json& constraint, const std::string& path) const;
 
     // Does this (expected) set hold at least the resources `actual` reports
     // for each of its ranks? Says which are missing or extra.
@@ -158,7 +165,6 @@ public:
 
 private:
     ResourceSet derived(std::map<Rank, Target> targets) const;
-    Result<IdSet> constraint_ranks(const Json& constraint, const std::string& path) const;
 
     std::map<Rank, Target> targets_;
     std::map<std::string, IdSet> properties_;  // name -> ranks

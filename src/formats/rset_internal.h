@@ -26,7 +26,6 @@ Error wrong_type(const std::string& path, std::string_view expected, const Json&
 std::string number_str(double value);
 std::string bracketed(const IdSet& ids);  // `0`, `[0-3]`
 bool valid_utf8(std::string_view text);
-std::optional<std::string> property_name_problem(std::string_view name);
 
 // Ranks that hold identical children, in the order of their first rank.
 struct Group {

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "formats/hostlist.h"
+#include "formats/rset.h"
 #include "util/json.h"
 
 namespace gantry::overlay {
@@ -22,6 +23,33 @@ Error bad(std::string_view name, const std::string& what) {
 // "tcp://" prefix.
 bool plausible_address(const std::string& address) {
     return !address.empty() && address.find_first_of(" \t\n/") == std::string::npos;
+}
+
+// "properties": {"NAME": "HOSTLIST", ...}, every host one of `config`'s.
+Result<std::map<std::string, IdSet>> read_properties(const Json& value, const Config& config) {
+    const std::string what = "\"properties\"";
+    if (!value.is_object())
+        return Error(std::string(kDomain), what + " must be an object of hostlists");
+    std::map<std::string, IdSet> properties;
+    for (const auto& [property, hosts] : value.items()) {
+        const std::string where = what + "." + property;
+        if (const auto problem = property_name_problem(property))
+            return Error(std::string(kDomain), where + ": " + *problem);
+        if (!hosts.is_string())
+            return Error(std::string(kDomain), where + " must be a hostlist string");
+        auto list = Hostlist::parse(hosts.get<std::string>());
+        if (!list)
+            return Error(std::string(kDomain), where + ": " + list.error().str());
+        IdSet ranks;
+        for (const auto& host : list->expand()) {
+            auto rank = config.rank_of(host);
+            if (!rank)
+                return Error(std::string(kDomain), where + ": " + rank.error().message());
+            ranks.insert(*rank);
+        }
+        properties.emplace(property, std::move(ranks));
+    }
+    return properties;
 }
 
 }  // namespace
@@ -49,7 +77,7 @@ Result<Config> parse_config(std::string_view text, std::string_view name) {
         return bad(name, "the configuration is " + json_type_name(*json) + ", expected an object");
     for (const auto& [key, value] : json->items())
         if (key != "hosts" && key != "addresses" && key != "port" && key != "certificate" &&
-            key != "fanout")
+            key != "fanout" && key != "properties")
             return bad(name, "unknown key \"" + key + "\"");
     Config config;
 
@@ -99,6 +127,13 @@ Result<Config> parse_config(std::string_view text, std::string_view name) {
             fanout->get<std::uint64_t>() > 1024)
             return bad(name, "\"fanout\" must be a number from 1 to 1024");
         config.fanout = static_cast<unsigned>(fanout->get<std::uint64_t>());
+    }
+
+    if (const auto properties = json->find("properties"); properties != json->end()) {
+        auto read = read_properties(*properties, config);
+        if (!read)
+            return bad(name, read.error().message());
+        config.properties = std::move(*read);
     }
     return config;
 }

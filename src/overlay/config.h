@@ -11,18 +11,21 @@
 //     "certificate": "/etc/gantry/curve",   the instance's key pair
 //                                           (certificate.h), readable by the
 //                                           owner only
-//     "fanout": 2                           optional
+//     "fanout": 2,                          optional
+//     "properties": {"gpu": "node[2-3]"}    optional: each property's hosts
 //   }
 //
 // Every broker presents the one certificate and lets in only peers that
 // present it too.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "formats/idset.h"
 #include "overlay/message.h"
 #include "util/error.h"
 
@@ -34,6 +37,8 @@ struct Config {
     std::uint16_t port = 0;
     std::string certificate;  // a path
     unsigned fanout = 2;
+    // Properties of the nodes (RFC 20), by rank: what `--requires` asks for.
+    std::map<std::string, IdSet> properties;
 
     // The rank of `hostname`: its position in hosts. Error: not there
     // ("config: host \"x\" is not among the configuration's hosts (node[0-3])").

@@ -403,6 +403,76 @@ TEST(Scheduler, FeasibleOnUnlikeNodes) {
               "scheduler: a task needs 1 core, the largest node has 0");
 }
 
+// --requires: the nodes a job may have are those its constraint allows
+// (properties, host names, ranks), in first fit as elsewhere.
+Request constrained(Request request, std::string_view constraint) {
+    request.constraint = Json::parse(constraint);
+    return request;
+}
+
+TEST(Scheduler, ConstraintLimitsTheNodes) {
+    Scheduler scheduler(machine());
+    ASSERT_TRUE(
+        scheduler.add(job(1, constrained({.ntasks = 2}, R"({"properties":["big"]})"))).ok());
+    ASSERT_TRUE(
+        scheduler.add(job(2, constrained({.nodes = 1}, R"({"properties":["^big"]})"))).ok());
+    ASSERT_TRUE(
+        scheduler.add(job(3, constrained({.ntasks = 1}, R"({"hostlist":["node1"]})"))).ok());
+    ASSERT_TRUE(
+        scheduler
+            .add(job(4, constrained({.ntasks = 7},
+                                    R"({"or":[{"ranks":["3"]},{"properties":["node0"]}]})")))
+            .ok());
+    ASSERT_TRUE(scheduler.add(job(5, {.ntasks = 1})).ok());
+    // 4 may have ranks 0 and 3 only: job 2 holds rank 0, so it waits, and
+    // is promised the fit of ranks 0 and 3; 5, on any node, goes beside.
+    EXPECT_EQ(run(scheduler, 0),
+              "1 rank2/core[0-1]; 2 rank0/core[0-3],gpu0; 3 rank1/core0; 5 rank1/core1");
+    EXPECT_EQ(reservation_str(scheduler), "4 at never on rank0/core[0-3] rank3/core[0-2]");
+    EXPECT_EQ(ids(scheduler.pending()), "4");
+    ASSERT_TRUE(scheduler.release(2).ok());
+    EXPECT_EQ(run(scheduler, 0), "4 rank0/core[0-3] rank3/core[0-2]");
+}
+
+TEST(Scheduler, JobsOfOneConstraintShareItsDomain) {
+    Scheduler scheduler(machine());
+    for (JobId id = 1; id <= 3; ++id)
+        ASSERT_TRUE(
+            scheduler.add(job(id, constrained({.nodes = 1}, R"({"properties":["big"]})"))).ok());
+    ASSERT_TRUE(scheduler.remove(3).ok());
+    EXPECT_EQ(run(scheduler, 0), "1 rank2/core[0-3],gpu0; 2 rank3/core[0-3],gpu0");
+    ASSERT_TRUE(scheduler.add(job(4, constrained({.nodes = 1}, R"({"properties":["big"]})"))).ok());
+    ASSERT_TRUE(
+        scheduler.add(job(5, constrained({.nodes = 1}, R"({"properties":["^big"]})"))).ok());
+    EXPECT_EQ(run(scheduler, 0), "5 rank0/core[0-3],gpu0");
+    ASSERT_TRUE(scheduler.release(1).ok());
+    EXPECT_EQ(run(scheduler, 0), "4 rank2/core[0-3],gpu0");
+}
+
+TEST(Scheduler, ConstraintMessagesSayWhatItAllows) {
+    const Scheduler scheduler(machine(4, 4, 0));
+    const auto message = [&](Request request, std::string_view constraint) {
+        const Status status = scheduler.feasible(constrained(request, constraint));
+        return status ? std::string() : status.error().str();
+    };
+    EXPECT_EQ(message({}, R"({"properties":["gpu"]})"),
+              R"(scheduler: no node satisfies the job's constraint {"properties":["gpu"]})");
+    EXPECT_EQ(message({.nodes = 3}, R"({"properties":["big"]})"),
+              "scheduler: 3 nodes requested, the job's constraint allows 2");
+    EXPECT_EQ(message({.ntasks = 9}, R"({"properties":["big"]})"),
+              "scheduler: 9 tasks of 1 core requested, the nodes the job's constraint allows "
+              "hold 8");
+    EXPECT_EQ(message({.cores_per_task = 5}, R"({"ranks":["0-1"]})"),
+              "scheduler: a task needs 5 cores, the largest node the job's constraint allows "
+              "has 4");
+    EXPECT_EQ(message({}, R"({"colour":["red"]})"),
+              R"(scheduler: constraint: unknown constraint operator "colour")");
+    EXPECT_EQ(message({}, R"({"hostlist":["node[0-"]})"),
+              "scheduler: constraint.hostlist[0]: '[' without ']'");
+    EXPECT_EQ(message({.ntasks = 8}, R"({"properties":["big"]})"), "");
+    EXPECT_EQ(message({}, "{}"), "");
+}
+
 TEST(Scheduler, AddRefusesWhatCanNeverRunAndKnownIds) {
     Scheduler scheduler(machine());
     EXPECT_EQ(scheduler.add(job(1, {.nodes = 5})).error().str(),

@@ -102,6 +102,24 @@ TEST(Hosts, TheInitialProgramsExitCode) {
     expect_no_namespace_left();
 }
 
+// Properties of the configuration: jobs that --requires them go to the
+// hosts that have them.
+TEST(Hosts, ConfiguredPropertiesPlaceJobs) {
+    const std::string g = gantry_binary();
+    setenv("GANTRY_TEST_PROPERTIES", R"({"gpu": "host[1-2]", "login": "host0"})", 1);
+    const auto result = on_three_hosts({"sh", "-c",
+                                        g + " run -N 2 --requires gpu hostname | sort; " + g +
+                                            " run -n 1 --requires 'not gpu' hostname; " + g +
+                                            " run -N 3 --requires gpu true"});
+    unsetenv("GANTRY_TEST_PROPERTIES");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.out, "host1\nhost2\nhost0\n");
+    EXPECT_EQ(result.err, "gantry: scheduler: 3 nodes requested, the job's constraint allows 2\n");
+    EXPECT_EQ(result.exit_code, 1);
+    expect_no_namespace_left();
+}
+
 // A broker killed (-9) is lost and its node goes down; the same broker
 // started again on its host joins again, and a job runs on all three.
 TEST(Hosts, ALostBrokerStartedAgainRejoins) {

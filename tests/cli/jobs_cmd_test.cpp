@@ -47,6 +47,20 @@ TEST_F(JobsCmd, FormatWithFluxFieldNamesAndHeadings) {
            "", 0);
 }
 
+// The nodes of a job that was allocated some; empty for one that never was.
+TEST_F(JobsCmd, NodesOfEachJob) {
+    expect({"jobs", "-a", "-o", "{id:>5} {nnodes:>6} {nodelist}"},
+           "JOBID NNODES NODELIST\n"
+           "    4\n"
+           "    3\n"
+           "    2      1 " +
+               host_name() +
+               "\n"
+               "    1      1 " +
+               host_name() + "\n",
+           "", 0);
+}
+
 TEST_F(JobsCmd, FormatOfUsersAndExceptions) {
     expect({"jobs", "-a", "-n", "-o", "{userid}"},
            kUid + "\n" + kUid + "\n" + kUid + "\n" + kUid + "\n", "", 0);
@@ -103,13 +117,14 @@ TEST_F(JobsCmd, TheDefaultTableIsAFormatToo) {
 TEST_F(JobsCmd, UnknownFieldsAreRefusedAtOnce) {
     const std::string known =
         "(known: contextual_time, exception.note, exception.occurred, exception.type, "
-        "exit_code, id, name, ntasks, result, result_abbrev, returncode, state, state_single, "
-        "status, status_abbrev, t_inactive, t_submit, urgency, userid, username)\n";
+        "exit_code, id, name, nnodes, nodelist, ntasks, result, result_abbrev, returncode, "
+        "state, state_single, status, status_abbrev, t_inactive, t_submit, urgency, userid, "
+        "username)\n";
     expect({"jobs", "-o", "{id} {bogus}"}, "",
            "gantry: jobs: --format: unknown field \"bogus\" " + known, 2);
     // Before the instance is asked: no instance needed.
-    expect({"jobs", "--uri", "unix:///nonexistent/socket", "-o", "{nnodes:>6}"}, "",
-           "gantry: jobs: --format: unknown field \"nnodes\" " + known, 2);
+    expect({"jobs", "--uri", "unix:///nonexistent/socket", "-o", "{runtime:>6}"}, "",
+           "gantry: jobs: --format: unknown field \"runtime\" " + known, 2);
     expect({"jobs", "-o", "{id:*}"}, "",
            "gantry: jobs: --format: bad spec of field \"id\" (expected "
            "[[FILL]<|>|^][WIDTH][.PRECISION][+]) at offset 4 in \"{id:*}\"\n",

@@ -321,6 +321,29 @@ TEST(ManyBrokers, SimulatedBigNodesRunUnbound) {
     EXPECT_EQ(result.err, "");
 }
 
+// --requires: jobs go only to the nodes whose properties (from the
+// instance's R), host names or ranks its query allows; a request those
+// nodes can never hold is refused at once.
+TEST(ManyBrokers, RequiresPlacesJobsOnTheNodesItAllows) {
+    const std::string g = gantry_binary();
+    const std::string script =
+        "R=$(mktemp); trap 'rm -f $R' EXIT; " + g + " R encode -r 0-2 -c 0-1 -H 'n[0-2]' | " + g +
+        " R set-property gpu:1-2 big:0 >$R; " + g + " start --test-size=3 --resources $R sh -c '" +
+        g + " resource list -n -s free -o \"{nodelist} {properties}\"; " + g +
+        " run -N 2 --requires gpu true; " + g + " run -n 1 --requires -gpu true; " + g +
+        " run -n 1 --requires \"gpu and not host:n1\" true; " + g +
+        " run -n 4 --requires \"big | rank:2\" true; " + g + " jobs -a -n -o \"{nodelist}\"; " + g +
+        " run -N 2 --requires big true; echo exit $?; " + g +
+        " run --requires \"gpu |\" true; echo exit $?'";
+    const auto result = run_program({"sh", "-c", script});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "n[0-2]   big,gpu\nn[0,2]\nn2\nn0\nn[1-2]\nexit 1\nexit 2\n");
+    EXPECT_EQ(result.err,
+              "gantry: scheduler: 2 nodes requested, the job's constraint allows 1\n"
+              "gantry: run: --requires: constraint: expected a term after 'or', found the end of "
+              "the query at offset 5 in \"gpu |\"\n");
+}
+
 // --topology gives every node a topology this machine lacks: 2 packages
 // of 4 cores of 2 PUs. Jobs are mapped on it (one task per package here),
 // and their tasks run unbound.

@@ -135,9 +135,9 @@ TEST_F(ResourceList, Errors) {
            "gantry: resource: --states: unknown state \"offline\" (free, allocated, down, "
            "drained, up, all)\n",
            2);
-    expect({"resource", "list", "-o", "{properties}"}, "",
-           "gantry: resource: --format: unknown field \"properties\" (known: ncores, ngpus, "
-           "nnodes, nodelist, ranks, state)\n",
+    expect({"resource", "list", "-o", "{queue}"}, "",
+           "gantry: resource: --format: unknown field \"queue\" (known: ncores, ngpus, "
+           "nnodes, nodelist, properties, ranks, state)\n",
            2);
     const auto no_subcommand = run_gantry({"resource"});
     EXPECT_EQ(no_subcommand.exit_code, 2);

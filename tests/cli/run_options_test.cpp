@@ -59,7 +59,7 @@ TEST(ParseRunCommand, MpmdCommandLine) {
         R"("job":{"hosts":"n0:4,n1:4","hostfile":"","rankfile":"","topology":"",)"
         R"("oversubscribe":false,"nolocal":false,"hwthread_cpus":false,"display":["map"]},)"
         R"("resources":{"nodes":0,"ntasks":0,"cores_per_task":1,"gpus_per_task":0,)"
-        R"("exclusive":false,"R":null},)"
+        R"("exclusive":false,"constraint":{},"R":null},)"
         R"("attributes":{"name":"a","cwd":"","environment":{},"time_limit":600,"kill_timeout":5,)"
         R"("kill_on_bad_exit":false,"urgency":16,"begin_time":0,"dependencies":[],)"
         R"("label_io":true,"output":"","error":"","input":"","unbuffered":false,)"
@@ -90,7 +90,7 @@ TEST(ParseRunCommand, SchedulingOptions) {
         R"("job":{"hosts":"","hostfile":"","rankfile":"","topology":"","oversubscribe":false,)"
         R"("nolocal":false,"hwthread_cpus":false,"display":[]},)"
         R"("resources":{"nodes":2,"ntasks":0,"cores_per_task":4,"gpus_per_task":1,)"
-        R"("exclusive":true,"R":null},)"
+        R"("exclusive":true,"constraint":{},"R":null},)"
         R"("attributes":{"name":"sim","cwd":"","environment":{},"time_limit":0,"kill_timeout":5,)"
         R"("kill_on_bad_exit":false,"urgency":31,"begin_time":1700000060,"dependencies":[)"
         R"({"type":"afterok","id":3},{"type":"afterany","id":4},)"
@@ -380,6 +380,29 @@ TEST(ParseRunCommand, DisplayAndReportQualifiers) {
 
 // srun's --mpi: which interface the tasks get, the job's; without it, both
 // (an empty attributes.mpi).
+// --requires compiles its query into the jobspec's RFC 31 constraint;
+// several must all hold.
+TEST(ParseRunCommand, RequiresIsTheJobsConstraint) {
+    const auto one = parse("submit", {"--requires", "gpu,-big", "x"});
+    ASSERT_TRUE(one) << one.error().str();
+    EXPECT_EQ(one->jobspec.resources.constraint.dump(), R"({"properties":["gpu","^big"]})");
+    EXPECT_NE(
+        encoding(one).find(R"("exclusive":false,"constraint":{"properties":["gpu","^big"]},)"),
+        std::string::npos)
+        << encoding(one);
+    EXPECT_EQ(one->scheduling_options, std::vector<std::string>{"--requires"});
+    const auto two = parse("run", {"--requires=host:n[1-4]", "--requires", "gpu or rank:0", "x"});
+    ASSERT_TRUE(two) << two.error().str();
+    EXPECT_EQ(
+        two->jobspec.resources.constraint.dump(),
+        R"({"and":[{"hostlist":["n[1-4]"]},{"or":[{"properties":["gpu"]},{"ranks":["0"]}]}]})");
+    const auto bad = parse("run", {"--requires", "gpu |", "x"});
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().str(),
+              "run: --requires: constraint: expected a term after 'or', found the end of the "
+              "query at offset 5 in \"gpu |\"");
+}
+
 TEST(ParseRunCommand, MpiChoosesTheInterface) {
     struct Case {
         const char* command;
@@ -517,18 +540,19 @@ TEST(SlurmHosts, FromTheAllocationsVariables) {
     EXPECT_EQ(slurm_hosts("vm", "1").value(), "vm:1");
     EXPECT_EQ(slurm_hosts("n[1-4]", "2(x3),1").value(), "n1:2,n2:2,n3:2,n4:1");
     EXPECT_EQ(slurm_hosts("a,b", "4,8").value(), "a:4,b:8");
+    EXPECT_EQ(slurm_hosts("a,b", "4,8", "SLURM_JOB_CPUS_PER_NODE").value(), "a:4,b:8");
 }
 
 TEST(SlurmHosts, BadVariablesAreNamed) {
     EXPECT_EQ(slurm_hosts("n[1-2]", "2(x3)").error().str(),
-              "run: SLURM_JOB_CPUS_PER_NODE \"2(x3)\" does not give one count to each of the 2 "
+              "run: SLURM_TASKS_PER_NODE \"2(x3)\" does not give one count to each of the 2 "
               "nodes of SLURM_JOB_NODELIST");
     EXPECT_EQ(slurm_hosts("n[1-2]", "2,").error().str(),
-              "run: SLURM_JOB_CPUS_PER_NODE: expected a count of CPUs at offset 2 in \"2,\"");
+              "run: SLURM_TASKS_PER_NODE: expected a count at offset 2 in \"2,\"");
     EXPECT_EQ(slurm_hosts("n[1-2]", "2(y2)").error().str(),
-              "run: SLURM_JOB_CPUS_PER_NODE: expected (xN) after the count at offset 1 in "
+              "run: SLURM_TASKS_PER_NODE: expected (xN) after the count at offset 1 in "
               "\"2(y2)\"");
-    EXPECT_EQ(slurm_hosts("n[1-2]", "2(x)").error().str(),
+    EXPECT_EQ(slurm_hosts("n[1-2]", "2(x)", "SLURM_JOB_CPUS_PER_NODE").error().str(),
               "run: SLURM_JOB_CPUS_PER_NODE: expected a count of nodes at offset 3 in \"2(x)\"");
     EXPECT_EQ(slurm_hosts("n[1-", "1").error().str().substr(0, 24), "run: SLURM_JOB_NODELIST:");
 }

@@ -85,14 +85,15 @@ TEST(Slurm, TheInitialProgramsExitCode) {
 }
 
 // `gantry run` inside `salloc`, with no -H: one srun starts a broker on the
-// allocation's node, and the job is mapped on its hosts and slots (one CPU
-// unless -c says more), as mpirun inside an allocation maps it.
+// allocation's node, and the job is mapped on its hosts and slots (its
+// tasks on each node: one unless -n says more), as mpirun inside an
+// allocation maps it.
 TEST(Slurm, RunInsideAnAllocationUsesItsNodesAndSlots) {
     const std::string g = gantry_binary();
     const std::string script =
         "salloc -Q -N1 " + g + " run --label-io -n 1 " + GANTRY_MPI_PROBE + "; echo exit $?; " +
-        "salloc -Q -N1 " + g + " run -n 2 true; echo exit $?; " + "salloc -Q -N1 -c 2 " + g +
-        " run -n 2 sh -c 'echo $GANTRY_TASK_RANK of $GANTRY_JOB_SIZE; exit 3' | sort; "
+        "salloc -Q -N1 " + g + " run -n 2 true; echo exit $?; " + "salloc -Q -N1 -n 2 " + g +
+        " run sh -c 'echo $GANTRY_TASK_RANK of $GANTRY_JOB_SIZE; exit 3' | sort; "
         "echo exit ${PIPESTATUS[0]}";
     const auto result =
         run_program({"timeout", "120", "bash",

@@ -40,7 +40,7 @@ constexpr std::string_view kJobDefaults =
     R"("nolocal":false,"hwthread_cpus":false,"display":[]})";
 constexpr std::string_view kResourcesDefaults =
     R"("resources":{"nodes":0,"ntasks":0,"cores_per_task":1,"gpus_per_task":0,)"
-    R"("exclusive":false,"R":null})";
+    R"("exclusive":false,"constraint":{},"R":null})";
 
 TEST(Jobspec, MinimalDocumentGetsEveryDefault) {
     const Jobspec spec = parse_ok(R"({"version":1,"apps":[{"command":["true"]}]})");
@@ -191,27 +191,28 @@ TEST(Jobspec, FullDocumentRoundTrip) {
     EXPECT_EQ(spec.attributes.output_dir, "out");
     EXPECT_TRUE(spec.attributes.merge_stderr);
     expect_round_trip(spec);
-    EXPECT_EQ(spec.encode(),
-              R"({"version":1,"apps":[{"command":["./a","x"],"ntasks":2,"map_by":"core:PE=2",)"
-              R"("rank_by":"span","bind_to":"core:overload-allowed","hosts":"","hostfile":"",)"
-              R"("env":[{"set":"A=1"},{"remove":"X*"},{"file":"a.env"}],"cwd":"/tmp"},)"
-              R"({"command":["./b"],"ntasks":4294967295,"map_by":"package","rank_by":"fill",)"
-              R"("bind_to":"none","hosts":"+n1,+e:2","hostfile":"b.hosts","env":[{"set":"B"}],)"
-              R"("cwd":"/b"}],"job":{"hosts":"n0:4,n1:4","hostfile":"","rankfile":"ranks",)"
-              R"("topology":"package:2 core:4","oversubscribe":true,"nolocal":true,)"
-              R"("hwthread_cpus":true,"display":["map","map:svg=m.svg","R"]},)"
-              R"("resources":{"nodes":2,"ntasks":6,"cores_per_task":2,"gpus_per_task":1,)"
-              R"("exclusive":true,"R":{"version":1,"execution":{"R_lite":[{"rank":"0-1",)"
-              R"("children":{"core":"0-3","gpu":"0"}}],"nodelist":["n[0-1]"],"starttime":0.0,)"
-              R"("expiration":0.0}}},"attributes":{"name":"sim","cwd":"/home/u",)"
-              R"("environment":{"HOME":"/home/u","PATH":"/bin"},"time_limit":600,)"
-              R"("kill_timeout":2.5,"kill_on_bad_exit":true,"urgency":31,)"
-              R"("begin_time":1700000000.25,"dependencies":[{"type":"afterok","id":12},)"
-              R"({"type":"afternotok","id":18446744073709551615}],"label_io":true,)"
-              R"("output":"out.{{taskid}}","error":"err","input":"all","unbuffered":true,)"
-              R"("timestamp_output":true,"output_dir":"out","merge_stderr":true,)"
-              R"("rlimits":["core=0","nofile=4096,stack=unlimited"],"umask":"022",)"
-              R"("mpi":"pmix"}})");
+    EXPECT_EQ(
+        spec.encode(),
+        R"({"version":1,"apps":[{"command":["./a","x"],"ntasks":2,"map_by":"core:PE=2",)"
+        R"("rank_by":"span","bind_to":"core:overload-allowed","hosts":"","hostfile":"",)"
+        R"("env":[{"set":"A=1"},{"remove":"X*"},{"file":"a.env"}],"cwd":"/tmp"},)"
+        R"({"command":["./b"],"ntasks":4294967295,"map_by":"package","rank_by":"fill",)"
+        R"("bind_to":"none","hosts":"+n1,+e:2","hostfile":"b.hosts","env":[{"set":"B"}],)"
+        R"("cwd":"/b"}],"job":{"hosts":"n0:4,n1:4","hostfile":"","rankfile":"ranks",)"
+        R"("topology":"package:2 core:4","oversubscribe":true,"nolocal":true,)"
+        R"("hwthread_cpus":true,"display":["map","map:svg=m.svg","R"]},)"
+        R"("resources":{"nodes":2,"ntasks":6,"cores_per_task":2,"gpus_per_task":1,)"
+        R"("exclusive":true,"constraint":{},"R":{"version":1,"execution":{"R_lite":[{"rank":"0-1",)"
+        R"("children":{"core":"0-3","gpu":"0"}}],"nodelist":["n[0-1]"],"starttime":0.0,)"
+        R"("expiration":0.0}}},"attributes":{"name":"sim","cwd":"/home/u",)"
+        R"("environment":{"HOME":"/home/u","PATH":"/bin"},"time_limit":600,)"
+        R"("kill_timeout":2.5,"kill_on_bad_exit":true,"urgency":31,)"
+        R"("begin_time":1700000000.25,"dependencies":[{"type":"afterok","id":12},)"
+        R"({"type":"afternotok","id":18446744073709551615}],"label_io":true,)"
+        R"("output":"out.{{taskid}}","error":"err","input":"all","unbuffered":true,)"
+        R"("timestamp_output":true,"output_dir":"out","merge_stderr":true,)"
+        R"("rlimits":["core=0","nofile=4096,stack=unlimited"],"umask":"022",)"
+        R"("mpi":"pmix"}})");
 }
 
 // `gantry run --env A=1 --cwd /job -n 2 ./a : -n 1 -H n1 --env-file b.env --cwd /b ./b
@@ -412,7 +413,7 @@ const BadCase kBadCases[] = {
     {JOBSPEC(R"("resources":7)"), "jobspec: resources: expected an object, got 7"},
     {JOBSPEC(R"("resources":{"cores":2})"),
      R"(jobspec: resources: unknown key "cores" (expected nodes, ntasks, cores_per_task, )"
-     R"(gpus_per_task, exclusive, R))"},
+     R"(gpus_per_task, exclusive, constraint, R))"},
     {JOBSPEC(R"("resources":{"nodes":-1})"),
      "jobspec: resources.nodes: expected a non-negative integer, got -1"},
     {JOBSPEC(R"("resources":{"ntasks":2.0})"),

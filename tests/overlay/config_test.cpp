@@ -1,6 +1,7 @@
 // The configuration of an instance whose brokers are started one per host.
 #include "overlay/config.h"
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,13 +14,17 @@ namespace {
 TEST(Config, AllItsKeys) {
     const auto config = parse_config(
         R"({"hosts":"node[0-2]","addresses":["10.9.0.1","10.9.0.2","fe80::1"],"port":8050,)"
-        R"("certificate":"/etc/gantry/curve","fanout":3})",
+        R"("certificate":"/etc/gantry/curve","fanout":3,)"
+        R"("properties":{"gpu":"node[1-2]","big mem":"node0","none":""}})",
         "a.json");
     ASSERT_TRUE(config) << config.error().str();
     EXPECT_EQ(config->hosts, (std::vector<std::string>{"node0", "node1", "node2"}));
     EXPECT_EQ(config->port, 8050);
     EXPECT_EQ(config->certificate, "/etc/gantry/curve");
     EXPECT_EQ(config->fanout, 3u);
+    EXPECT_EQ(config->properties,
+              (std::map<std::string, IdSet>{
+                  {"big mem", IdSet{0}}, {"gpu", IdSet::range(1, 2)}, {"none", IdSet{}}}));
     EXPECT_EQ(config->rank_of("node2").value(), 2u);
     EXPECT_EQ(config->endpoint(0), "tcp://10.9.0.1:8050");
     EXPECT_EQ(config->endpoint(2), "tcp://[fe80::1]:8050");
@@ -33,6 +38,7 @@ TEST(Config, AddressesDefaultToTheHostNamesAndFanoutTo2) {
     EXPECT_EQ(config.addresses, (std::vector<std::string>{"a", "b"}));
     EXPECT_EQ(config.endpoint(1), "tcp://b:1");
     EXPECT_EQ(config.fanout, 2u);
+    EXPECT_TRUE(config.properties.empty());
 }
 
 TEST(Config, BadInputsWithTheirMessages) {
@@ -56,6 +62,19 @@ TEST(Config, BadInputsWithTheirMessages) {
          "config: x.json: \"certificate\" must be the path of the instance's certificate"},
         {R"({"hosts":"a","port":1,"certificate":"c","fanout":0})",
          "config: x.json: \"fanout\" must be a number from 1 to 1024"},
+        {R"({"hosts":"a","port":1,"certificate":"c","properties":["gpu"]})",
+         "config: x.json: \"properties\" must be an object of hostlists"},
+        {R"({"hosts":"a","port":1,"certificate":"c","properties":{"gpu":1}})",
+         "config: x.json: \"properties\".gpu must be a hostlist string"},
+        {R"({"hosts":"a","port":1,"certificate":"c","properties":{"g^pu":"a"}})",
+         "config: x.json: \"properties\".g^pu: invalid character '^' in property name "
+         "\"g^pu\""},
+        {R"({"hosts":"a","port":1,"certificate":"c","properties":{"gpu":"b"}})",
+         "config: x.json: \"properties\".gpu: host \"b\" is not among the configuration's "
+         "hosts (a)"},
+        {R"({"hosts":"a","port":1,"certificate":"c","properties":{"gpu":"a[1-"}})",
+         "config: x.json: \"properties\".gpu: hostlist: '[' without ']' at offset 1 in "
+         "\"a[1-\""},
     };
     for (const auto& [text, message] : cases) {
         const auto config = parse_config(text, "x.json");

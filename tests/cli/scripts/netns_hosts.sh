@@ -13,7 +13,8 @@
 # GANTRY_TEST_CONFIG (the configuration) and GANTRY_TEST_PIDS (a directory
 # where hostI.pid holds the broker of host I, for I > 0) in its environment,
 # so that it can kill a broker and start it again. GANTRY_TEST_START_OPTIONS
-# are given to every `gantry start`.
+# are given to every `gantry start`; GANTRY_TEST_PROPERTIES, a JSON
+# object, is the configuration's "properties".
 #
 # With GANTRY_TEST_BOOTSTRAP=hydra, MPICH's mpiexec.hydra starts the three
 # brokers instead (from host 0, reaching the others through a launch agent
@@ -57,7 +58,7 @@ done
 "$gantry" keygen "$work/curve.cert" || exit 1
 cat > "$work/instance.json" <<JSON
 {"hosts": "host[0-2]", "addresses": [${addresses[0]}, ${addresses[1]}, ${addresses[2]}],
- "port": 8050, "certificate": "$work/curve.cert"}
+ "port": 8050, "certificate": "$work/curve.cert", "properties": ${GANTRY_TEST_PROPERTIES:-{\}}}
 JSON
 
 # on_host I COMMAND...: COMMAND on host I, under its own host name (in
