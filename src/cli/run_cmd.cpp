@@ -376,7 +376,8 @@ Result<std::optional<std::string>> slurm_allocation() {
 }
 
 // `gantry run ...` inside a Slurm allocation, as mpirun does it there: one
-// srun starts a broker on each of its nodes, which bootstrap by Slurm's
+// srun starts a broker on each of its nodes (-n too, over the allocation's
+// SLURM_NTASKS), which bootstrap by Slurm's
 // PMI-2 into one instance, and the run inside it maps the job on the
 // allocation's hosts and slots (-H). A single Ctrl-C reaches srun's tasks
 // (--quit-on-interrupt); srun's exit code is the highest of its tasks',
@@ -392,6 +393,8 @@ int run_in_allocation(const std::string& hosts, int argc, char** argv) {
                                      "--quit-on-interrupt",
                                      "--kill-on-bad-exit=0",
                                      "-N",
+                                     nnodes ? nnodes : "1",
+                                     "-n",
                                      nnodes ? nnodes : "1",
                                      "--ntasks-per-node=1",
                                      *found,

@@ -75,7 +75,7 @@ declare -A help_setup=(
 # and the example runs (and fails) again, to be looked at.
 declare -A help_not_run=(
     ['help:start:39']='an interactive shell'
-    ['help:alloc:27']='an interactive shell'
+    ['help:alloc:28']='an interactive shell'
 )
 
 host=$(hostname)
