@@ -155,6 +155,48 @@ TEST(Hosts, ALostBrokerStartedAgainRejoins) {
     expect_no_namespace_left();
 }
 
+// Rank 0 killed (-9): the other brokers notice and end. Started again on
+// its state directory, with the others, it keeps every record: the jobs
+// that ran, the one still held, and the numbering.
+TEST(Hosts, RankZeroRestartedOnItsStateKeepsEveryRecord) {
+    const std::string g = gantry_binary();
+    const std::string up = "until " + g +
+                           " instance info 2>/dev/null | grep -q '^brokers *3 (3 up'; do sleep "
+                           "0.05; done; ";
+    const std::string script =
+        "set -e; ns=($GANTRY_TEST_NETNS); " + up + g +
+        " run -N 3 -n 3 --label-io hostname | sort; " + g + " submit --urgency hold true; " +
+        "pid=$(" + g + " instance info | awk '$1 == \"pid\" {print $2}'); kill -9 $pid; " +
+        "while pgrep -f \"start --config $GANTRY_TEST_CONFIG\" >/dev/null; do sleep 0.05; done; "
+        "echo every broker ended; "
+        "ip netns exec ${ns[0]} unshare --uts sh -c 'hostname host0; exec \"$0\" start --config "
+        "\"$1\" --daemon --state-dir \"$2\"' " +
+        g + " $GANTRY_TEST_CONFIG $GANTRY_TEST_STATE >/dev/null; " +
+        "for i in 1 2; do ip netns exec ${ns[$i]} unshare --uts sh -c "
+        "'hostname host'$i'; exec \"$0\" start --config \"$1\"' " +
+        g + " $GANTRY_TEST_CONFIG 2>/dev/null & done; " + up + g +
+        " jobs -a -o '{id:>5} {name:<8} {status}'; " + g +
+        " run -N 3 -n 3 --label-io hostname | sort";
+    setenv("GANTRY_TEST_RANK0", "daemon", 1);
+    setenv("GANTRY_TEST_START_OPTIONS", "--lost-after 500ms", 1);
+    setenv("GANTRY_TEST_KILLS", "1", 1);
+    const auto result = on_three_hosts({"bash", "-c", script});
+    unsetenv("GANTRY_TEST_RANK0");
+    unsetenv("GANTRY_TEST_START_OPTIONS");
+    unsetenv("GANTRY_TEST_KILLS");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "0: host0\n1: host1\n2: host2\n2\nevery broker ended\n"
+              "JOBID NAME     STATUS\n"
+              "    2 true     SCHED\n"
+              "    1 hostname COMPLETED\n"
+              "0: host0\n1: host1\n2: host2\n");
+    EXPECT_EQ(result.err, "");
+    expect_no_namespace_left();
+}
+
 // A host cut off the network (its link taken down) is lost like a dead
 // one: its node goes down within the bound, jobs go to the others, and its
 // broker, cut off from rank 0, ends.

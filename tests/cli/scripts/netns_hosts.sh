@@ -16,6 +16,11 @@
 # are given to every `gantry start`; GANTRY_TEST_PROPERTIES, a JSON
 # object, is the configuration's "properties".
 #
+# With GANTRY_TEST_RANK0=daemon, rank 0 runs as a daemon with a state
+# directory (GANTRY_TEST_STATE), and COMMAND runs beside it with GANTRY_URI
+# set, so that it can kill rank 0 and start it again; the script's exit code
+# is COMMAND's.
+#
 # With GANTRY_TEST_BOOTSTRAP=hydra, MPICH's mpiexec.hydra starts the three
 # brokers instead (from host 0, reaching the others through a launch agent
 # that enters their namespaces), and they bootstrap by its PMI.
@@ -104,6 +109,18 @@ export GANTRY_TEST_PIDS="$work" GANTRY_TEST_LINKS="v${tag}0 v${tag}1 v${tag}2"
 # The shell's own notices of a broker the test killed are not the
 # instance's stderr.
 exec 3>&2 2>/dev/null
+if [ "${GANTRY_TEST_RANK0:-}" = daemon ]; then
+    export GANTRY_TEST_STATE="$work/state"
+    # The daemon leaves this shell at once: what is left of it in host 0's
+    # namespace when COMMAND ends, netns_remove ends.
+    GANTRY_URI=$( (on_host 0 "$gantry" start "${options[@]}" --daemon --state-dir "$work/state") 2>&3) ||
+        exit 1
+    export GANTRY_URI
+    "$@" 2>&3
+    status=$?
+    "$gantry" shutdown 2>/dev/null
+    exit $status
+fi
 (on_host 0 "$gantry" start "${options[@]}" "$@" 2>&3)
 status=$?
 # The other brokers end with rank 0's instance.
