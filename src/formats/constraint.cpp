@@ -61,14 +61,22 @@ private:
 
     std::string described() const {
         switch (token_.kind) {
-            case Token::Kind::kWord: return "\"" + token_.text + "\"";
-            case Token::Kind::kAnd: return "an 'and'";
-            case Token::Kind::kOr: return "an 'or'";
-            case Token::Kind::kNot: return "a 'not'";
-            case Token::Kind::kNegate: return "'-'";
-            case Token::Kind::kOpen: return "'('";
-            case Token::Kind::kClose: return "')'";
-            case Token::Kind::kEnd: return "the end of the query";
+            case Token::Kind::kWord:
+                return "\"" + token_.text + "\"";
+            case Token::Kind::kAnd:
+                return "an 'and'";
+            case Token::Kind::kOr:
+                return "an 'or'";
+            case Token::Kind::kNot:
+                return "a 'not'";
+            case Token::Kind::kNegate:
+                return "'-'";
+            case Token::Kind::kOpen:
+                return "'('";
+            case Token::Kind::kClose:
+                return "')'";
+            case Token::Kind::kEnd:
+                return "the end of the query";
         }
         return "";
     }

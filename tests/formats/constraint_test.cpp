@@ -25,8 +25,10 @@ const Case kCompiled[] = {
     {"foo bar hostlist:x",
      R"({"and":[{"properties":["foo"]},{"properties":["bar"]},{"hostlist":["x"]}]})"},
     {"a|b|c", R"({"or":[{"properties":["a"]},{"properties":["b"]},{"properties":["c"]}]})"},
-    {"a|b&c", R"({"or":[{"properties":["a"]},{"and":[{"properties":["b"]},{"properties":["c"]}]}]})"},
-    {"(a|b)&c", R"({"and":[{"or":[{"properties":["a"]},{"properties":["b"]}]},{"properties":["c"]}]})"},
+    {"a|b&c",
+     R"({"or":[{"properties":["a"]},{"and":[{"properties":["b"]},{"properties":["c"]}]}]})"},
+    {"(a|b)&c",
+     R"({"and":[{"or":[{"properties":["a"]},{"properties":["b"]}]},{"properties":["c"]}]})"},
     {"(a|-b)&c",
      R"({"and":[{"or":[{"properties":["a"]},{"not":[{"properties":["b"]}]}]},{"properties":["c"]}]})"},
     // flux's --requires examples.
@@ -34,9 +36,8 @@ const Case kCompiled[] = {
     {"a&b&c", R"({"and":[{"properties":["a"]},{"properties":["b"]},{"properties":["c"]}]})"},
     {"a,b,c", R"({"properties":["a","b","c"]})"},
     {"a or b or c", R"({"or":[{"properties":["a"]},{"properties":["b"]},{"properties":["c"]}]})"},
-    {"(a and b) or (b and c)",
-     R"({"or":[{"and":[{"properties":["a"]},{"properties":["b"]}]},)"
-     R"({"and":[{"properties":["b"]},{"properties":["c"]}]}]})"},
+    {"(a and b) or (b and c)", R"({"or":[{"and":[{"properties":["a"]},{"properties":["b"]}]},)"
+                               R"({"and":[{"properties":["b"]},{"properties":["c"]}]}]})"},
     {"b|-c", R"({"or":[{"properties":["b"]},{"not":[{"properties":["c"]}]}]})"},
     {"b or not c", R"({"or":[{"properties":["b"]},{"not":[{"properties":["c"]}]}]})"},
     {"host:fluke[1-5]", R"({"hostlist":["fluke[1-5]"]})"},
@@ -47,7 +48,8 @@ const Case kCompiled[] = {
     {"property:gpu properties:a", R"({"and":[{"properties":["gpu"]},{"properties":["a"]}]})"},
     {"hosts:n[1-2] hostlist:m", R"({"and":[{"hostlist":["n[1-2]"]},{"hostlist":["m"]}]})"},
     {"ranks:0-3", R"({"ranks":["0-3"]})"},
-    {"a && b || c", R"({"or":[{"and":[{"properties":["a"]},{"properties":["b"]}]},{"properties":["c"]}]})"},
+    {"a && b || c",
+     R"({"or":[{"and":[{"properties":["a"]},{"properties":["b"]}]},{"properties":["c"]}]})"},
     {"not (a|b)", R"({"not":[{"or":[{"properties":["a"]},{"properties":["b"]}]}]})"},
     {"not not a", R"({"not":[{"not":[{"properties":["a"]}]}]})"},
     // Parentheses add no level; blanks anywhere between tokens.
@@ -73,9 +75,12 @@ const Case kErrors[] = {
     {"  ", R"x(constraint: the query is empty at offset 0 in "  ")x"},
     {"gpu |",
      R"x(constraint: expected a term after 'or', found the end of the query at offset 5 in "gpu |")x"},
-    {"a and", R"x(constraint: expected a term after 'and', found the end of the query at offset 5 in "a and")x"},
-    {"not", R"x(constraint: expected a term after 'not', found the end of the query at offset 3 in "not")x"},
-    {"a | & b", R"x(constraint: expected a term after 'or', found an 'and' at offset 4 in "a | & b")x"},
+    {"a and",
+     R"x(constraint: expected a term after 'and', found the end of the query at offset 5 in "a and")x"},
+    {"not",
+     R"x(constraint: expected a term after 'not', found the end of the query at offset 3 in "not")x"},
+    {"a | & b",
+     R"x(constraint: expected a term after 'or', found an 'and' at offset 4 in "a | & b")x"},
     {"(a", R"x(constraint: '(' without ')' at offset 0 in "(a")x"},
     {"a)", R"x(constraint: ')' without '(' at offset 1 in "a)")x"},
     {")", R"x(constraint: expected a term, found ')' at offset 0 in ")")x"},
@@ -86,7 +91,8 @@ const Case kErrors[] = {
     {"host:", R"x(constraint: "host:" needs an operand at offset 0 in "host:")x"},
     {"a colour:red",
      R"x(constraint: unknown operator "colour" (properties, hostlist, ranks) at offset 2 in "a colour:red")x"},
-    {"a^b", R"x(constraint: properties: invalid character '^' in property name "a^b" at offset 0 in "a^b")x"},
+    {"a^b",
+     R"x(constraint: properties: invalid character '^' in property name "a^b" at offset 0 in "a^b")x"},
     {"a,,b", R"x(constraint: properties: empty property name at offset 2 in "a,,b")x"},
     {"gpu,", R"x(constraint: properties: empty property name at offset 4 in "gpu,")x"},
     {"host:n[1-", R"x(constraint: host: '[' without ']' at offset 6 in "host:n[1-")x"},
@@ -133,9 +139,14 @@ TEST(ConstraintQuery, SelectsTheRanksOfR) {
     ASSERT_TRUE(set.set_property("gpu", IdSet::range(2, 3)).ok());
     ASSERT_TRUE(set.set_property("big", IdSet{0}).ok());
     const Case cases[] = {
-        {"gpu", "2-3"},          {"-gpu", "0-1"},         {"gpu,-n3", "2"},
-        {"big | rank:3", "0,3"}, {"not host:n[1-2]", "0,3"}, {"gpu and big", ""},
-        {"n1", "1"},             {"(big|gpu) -rank:2", "0,3"},
+        {"gpu", "2-3"},
+        {"-gpu", "0-1"},
+        {"gpu,-n3", "2"},
+        {"big | rank:3", "0,3"},
+        {"not host:n[1-2]", "0,3"},
+        {"gpu and big", ""},
+        {"n1", "1"},
+        {"(big|gpu) -rank:2", "0,3"},
     };
     for (const Case& c : cases) {
         const auto ranks = set.constraint_ranks(parse_constraint_query(c.query).value(), "c");
