@@ -6,8 +6,12 @@
 //   BM_ScheduleEmptyMachine  schedule() once with 10,000 pending on an idle machine
 //   BM_ScheduleFullMachine   schedule() once more with the machine full: the head's
 //                            reservation and a backfill attempt per pending shape
-//   BM_ReleaseSchedule       one step of a running instance: the next job to end is
+//   BM_ReleaseSchedule/any   one step of a running instance: the next job to end is
 //                            released and schedule() runs, 10,000 jobs kept pending
+//   BM_ReleaseSchedule/constrained
+//                            the same with one job in three asking for nodes with
+//                            --requires (gpu is on a quarter of the nodes, bigmem
+//                            on an eighth)
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,14 +40,26 @@ ResourceSet machine() {
     ResourceSet set;
     for (int rank = 0; rank < kNodes; ++rank)
         set.insert(rank, {"node" + std::to_string(rank), IdSet::range(0, kCores - 1), {}}).value();
+    set.set_property("gpu", IdSet::range(kNodes * 3 / 4, kNodes - 1)).value();
+    set.set_property("bigmem", IdSet::range(0, kNodes / 8 - 1)).value();
     return set;
 }
+
+// What a third of the jobs ask for with --requires, when constrained.
+const gantry::Json kConstraints[] = {
+    gantry::Json::parse(R"({"properties":["gpu"]})"),
+    gantry::Json::parse(R"({"properties":["^gpu"]})"),
+    gantry::Json::parse(R"({"or":[{"properties":["bigmem"]},{"ranks":["500-599"]}]})"),
+};
 
 // Jobs drawn from one seed, so every run schedules the same workload.
 class Workload {
 public:
+    explicit Workload(bool constrained = false) : constrained_(constrained) {}
     Request next() {
         Request request;
+        if (constrained_ && pick(0, 2) == 0)
+            request.constraint = kConstraints[pick(0, 2)];
         const int kind = pick(0, 9);
         if (kind < 6) {  // tasks anywhere
             request.ntasks = pick(1, 256);
@@ -65,10 +81,12 @@ public:
 
 private:
     int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+    bool constrained_;
     std::mt19937 rng_{20240611};
 };
 
 struct Instance {
+    explicit Instance(bool constrained = false) : workload(constrained) {}
     Scheduler scheduler{machine()};
     Workload workload;
     std::map<JobId, Request> requests;
@@ -116,8 +134,8 @@ void BM_ScheduleFullMachine(benchmark::State& state) {
 }
 BENCHMARK(BM_ScheduleFullMachine)->Unit(benchmark::kMillisecond);
 
-void BM_ReleaseSchedule(benchmark::State& state) {
-    Instance instance;
+void BM_ReleaseSchedule(benchmark::State& state, bool constrained) {
+    Instance instance(constrained);
     instance.submit(kPending);
     std::multimap<double, JobId> ends;
     auto started = [&](const std::vector<Allocation>& allocations) {
@@ -144,7 +162,10 @@ void BM_ReleaseSchedule(benchmark::State& state) {
     state.counters["running"] = double(instance.scheduler.running().size());
 }
 // A fixed number of steps, so that every run simulates the same stretch of time.
-BENCHMARK(BM_ReleaseSchedule)->Unit(benchmark::kMicrosecond)->Iterations(2000);
+BENCHMARK_CAPTURE(BM_ReleaseSchedule, any, false)->Unit(benchmark::kMicrosecond)->Iterations(2000);
+BENCHMARK_CAPTURE(BM_ReleaseSchedule, constrained, true)
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(2000);
 
 }  // namespace
 
