@@ -8,7 +8,10 @@
 #   - Open MPI's `mpirun --host (the 4) -n N true`, where it is installed;
 # for N = 4, 64, 256 (N/4 tasks a host); and an MPICH hello (the tests'
 # mpi_probe: MPI_Init, an allreduce, MPI_Finalize) on the 4 hosts under
-# gantry and under hydra. Everything alternates run by run,
+# gantry and under hydra, and under gantry with its tasks unbound (--bind-to
+# none, as hydra leaves them): the 4 hosts share this machine's cores, and
+# each binds its task to its core 0, the same core for all four. Everything
+# alternates run by run,
 # so that each sees the same machine. Prints the best and median wall time
 # of each. Where the hosts cannot be made here, says why and exits 0.
 # Usage: bench/run_hosts.sh path/to/gantry [RUNS]
@@ -69,6 +72,10 @@ probe=$(dirname "$gantry")/tests/mpi_probe
 hello_gantry() {
     "$gantry" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n 4 "$probe"
 }
+hello_gantry_unbound() {
+    "$gantry" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n 4 --bind-to none \
+        "$probe"
+}
 hello_hydra() {
     mpiexec.hydra -launcher ssh -launcher-exec "$GANTRY_TEST_SSH" \
         -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n 4 "$probe"
@@ -82,6 +89,7 @@ for ((i = 0; i < runs; i++)); do
     if [ -x "$probe" ]; then
         times[hello_gantry]="${times[hello_gantry]:-} $(wall_ms hello_gantry)"
         times[hello_hydra]="${times[hello_hydra]:-} $(wall_ms hello_hydra)"
+        times[hello_unbound]="${times[hello_unbound]:-} $(wall_ms hello_gantry_unbound)"
     fi
     for n in $sizes; do
         times[gantry$n]="${times[gantry$n]:-} $(wall_ms gantry_run "$n")"
@@ -117,6 +125,8 @@ if [ -x "$probe" ]; then
     summary "MPICH hello -n 4: gantry run -H" ${times[hello_gantry]}
     # shellcheck disable=SC2086
     summary "MPICH hello -n 4: mpiexec.hydra" ${times[hello_hydra]}
+    # shellcheck disable=SC2086
+    summary "MPICH hello -n 4: gantry --bind-to none" ${times[hello_unbound]}
 else
     echo "($probe is not built: the MPICH hello is not timed)"
 fi

@@ -1,9 +1,10 @@
 // Fuzzes parse_constraint_query: any constraint it compiles is an object
 // that ResourceSet::constraint_ranks evaluates without error on an R with
 // hosts and properties, and compiles alike twice; any error is one of its
-// own, at a place within the input.
+// own, on one line, at a place within the input.
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "formats/constraint.h"
@@ -38,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     if (!compiled) {
         require(compiled.error().domain() == "constraint");
         require(compiled.error().offset().value_or(0) <= size);
+        require(compiled.error().str().find('\n') == std::string::npos);
         return 0;
     }
     require(compiled->is_object() && compiled->size() == 1);

@@ -1,6 +1,9 @@
 #include "formats/constraint.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,8 +24,12 @@ struct Token {
     Kind kind = Kind::kEnd;
     std::size_t offset = 0;
     std::string text;                  // a word's, quotes removed
+    std::vector<std::size_t> source;   // where each byte of `text` is in the input
+    std::size_t end = 0;               // where the word ends in the input
     std::optional<std::size_t> colon;  // where its operator ends, in `text`
-    std::size_t operand_offset = 0;    // where its operand starts, in the input
+
+    // The input offset of byte `i` of `text`; the word's end past its last.
+    std::size_t offset_of(std::size_t i) const { return i < source.size() ? source[i] : end; }
 };
 
 bool is_blank(char c) {
@@ -31,6 +38,17 @@ bool is_blank(char c) {
 
 bool ends_word(char c) {
     return is_blank(c) || c == '(' || c == ')' || c == '&' || c == '|';
+}
+
+// The RFC 31 operator a query's operator names, or "" when it names none.
+std::string_view rfc31_key(std::string_view op) {
+    if (op == "properties" || op == "property")
+        return "properties";
+    if (op == "hostlist" || op == "host" || op == "hosts")
+        return "hostlist";
+    if (op == "ranks" || op == "rank")
+        return "ranks";
+    return "";
 }
 
 class QueryParser {
@@ -62,7 +80,7 @@ private:
     std::string described() const {
         switch (token_.kind) {
             case Token::Kind::kWord:
-                return "\"" + token_.text + "\"";
+                return quote(token_.text);
             case Token::Kind::kAnd:
                 return "an 'and'";
             case Token::Kind::kOr:
@@ -111,25 +129,27 @@ private:
     Status read_word() {
         token_.kind = Token::Kind::kWord;
         bool quoted = false;
-        token_.operand_offset = pos_;
         while (pos_ < text_.size() && !ends_word(text_[pos_])) {
             const char c = text_[pos_];
             if (c == '\'' || c == '"') {
                 const std::size_t close = text_.find(c, pos_ + 1);
                 if (close == std::string_view::npos)
                     return error(std::string("unterminated ") + (c == '"' ? "\"" : "'"), pos_);
-                token_.text.append(text_.substr(pos_ + 1, close - pos_ - 1));
+                for (std::size_t at = pos_ + 1; at < close; ++at) {
+                    token_.text.push_back(text_[at]);
+                    token_.source.push_back(at);
+                }
                 quoted = true;
                 pos_ = close + 1;
                 continue;
             }
-            if (c == ':' && !token_.colon) {
+            if (c == ':' && !token_.colon)
                 token_.colon = token_.text.size();
-                token_.operand_offset = pos_ + 1;
-            }
             token_.text.push_back(c);
+            token_.source.push_back(pos_);
             ++pos_;
         }
+        token_.end = pos_;
         if (!quoted) {
             if (token_.text == "and")
                 token_.kind = Token::Kind::kAnd;
@@ -247,17 +267,25 @@ private:
         const Token word = std::move(token_);
         if (auto next = advance(); !next)
             return next.error();
+        const std::size_t operand_start = word.colon ? *word.colon + 1 : 0;
         const std::string op = word.colon ? word.text.substr(0, *word.colon) : "properties";
-        const std::string operand = word.colon ? word.text.substr(*word.colon + 1) : word.text;
+        const std::string operand = word.text.substr(operand_start);
         if (word.colon && op.empty())
             return error("expected an operator before ':'", word.offset);
-        if (operand.empty())
-            return error("\"" + op + ":\" needs an operand", word.offset);
+        const std::string_view key = rfc31_key(op);
+        if (key.empty())
+            return error("unknown operator " + quote(op) + " (properties, hostlist, ranks)",
+                         word.offset);
+        if (operand.empty())  // `host:`, or a bare `''`
+            return error(word.colon ? quote(op + ":") + " needs an operand"
+                                    : "properties: empty property name",
+                         word.offset);
+        // `inner`, an error at an offset of the operand, at its place in the input.
         const auto bad = [&](const Error& inner) {
-            const std::size_t offset = word.operand_offset + inner.offset().value_or(0);
-            return error(op + ": " + inner.message(), std::min(offset, text_.size()));
+            return error(op + ": " + inner.message(),
+                         word.offset_of(operand_start + inner.offset().value_or(0)));
         };
-        if (op == "properties" || op == "property") {
+        if (key == "properties") {
             Json names = Json::array();
             for (std::size_t at = 0; at <= operand.size();) {
                 const std::size_t comma = std::min(operand.find(',', at), operand.size());
@@ -272,17 +300,13 @@ private:
             }
             return Json{{"properties", std::move(names)}};
         }
-        if (op == "hostlist" || op == "host" || op == "hosts") {
+        if (key == "hostlist") {
             if (auto hosts = Hostlist::parse(operand); !hosts)
                 return bad(hosts.error());
-            return Json{{"hostlist", Json::array({operand})}};
+        } else if (auto ranks = IdSet::parse(operand); !ranks) {
+            return bad(ranks.error());
         }
-        if (op == "ranks" || op == "rank") {
-            if (auto ranks = IdSet::parse(operand); !ranks)
-                return bad(ranks.error());
-            return Json{{"ranks", Json::array({operand})}};
-        }
-        return error("unknown operator \"" + op + "\" (properties, hostlist, ranks)", word.offset);
+        return Json{{std::string(key), Json::array({operand})}};
     }
 
     std::string_view text_;

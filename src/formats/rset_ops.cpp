@@ -1,4 +1,5 @@
 // RFC 20 R: set operations, renumbering, selection and verification.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -287,13 +288,20 @@ Result<IdSet> ResourceSet::constraint_ranks(const Json& constraint, const std::s
                 return named.error();
             matched = std::move(*named);
         } else if (op == "hostlist") {
+            // Each rank's host looked up in the lists, never the lists
+            // expanded: a short one may name billions of hosts.
+            std::vector<Hostlist> lists;
             for (std::size_t i = 0; i < words.size(); ++i) {
                 auto hosts = Hostlist::parse(words[i]);
                 if (!hosts)
                     return nested(op_path + "[" + std::to_string(i) + "]", hosts.error());
-                for (const auto& host : hosts->expand())
-                    matched |= ranks_of_hostname(*this, host);
+                lists.push_back(std::move(*hosts));
             }
+            for (const auto& [rank, target] : targets_)
+                if (std::any_of(lists.begin(), lists.end(), [&](const Hostlist& hosts) {
+                        return hosts.find(target.hostname).has_value();
+                    }))
+                    matched.insert(rank);
         } else if (op == "ranks") {
             for (std::size_t i = 0; i < words.size(); ++i) {
                 auto ids = IdSet::parse(words[i]);

@@ -18,11 +18,27 @@ struct Case {
     std::string_view json;
 };
 
+// Ranks 0-3 on hosts n[0-3], gpu on 2-3, big on 0.
+constexpr std::string_view kR =
+    R"({"version":1,"execution":{"R_lite":[{"rank":"0-3","children":{"core":"0-1"}}],
+        "nodelist":["n[0-3]"],"properties":{"gpu":"2-3","big":"0"},
+        "starttime":0,"expiration":0}})";
+
 const Case kCompiled[] = {
+    // One of each shape.
+    {"a", R"({"properties":["a"]})"},
+    {"a,-b", R"({"properties":["a","^b"]})"},
+    {"host:n[1-2]", R"({"hostlist":["n[1-2]"]})"},
+    {"rank:0-3", R"({"ranks":["0-3"]})"},
+    {"a b", R"({"and":[{"properties":["a"]},{"properties":["b"]}]})"},
+    {"a&b", R"({"and":[{"properties":["a"]},{"properties":["b"]}]})"},
+    {"a and b", R"({"and":[{"properties":["a"]},{"properties":["b"]}]})"},
+    {"-a", R"({"not":[{"properties":["a"]}]})"},
+    {"not a", R"({"not":[{"properties":["a"]}]})"},
     // RFC 35's examples, the default operator being properties.
     {"foo", R"({"properties":["foo"]})"},
     {"foo bar", R"({"and":[{"properties":["foo"]},{"properties":["bar"]}]})"},
-    {"foo bar hostlist:x",
+    {"foo bar host:x",
      R"({"and":[{"properties":["foo"]},{"properties":["bar"]},{"hostlist":["x"]}]})"},
     {"a|b|c", R"({"or":[{"properties":["a"]},{"properties":["b"]},{"properties":["c"]}]})"},
     {"a|b&c",
@@ -50,29 +66,51 @@ const Case kCompiled[] = {
     {"ranks:0-3", R"({"ranks":["0-3"]})"},
     {"a && b || c",
      R"({"or":[{"and":[{"properties":["a"]},{"properties":["b"]}]},{"properties":["c"]}]})"},
+    {"a||b", R"({"or":[{"properties":["a"]},{"properties":["b"]}]})"},
     {"not (a|b)", R"({"not":[{"or":[{"properties":["a"]},{"properties":["b"]}]}]})"},
     {"not not a", R"({"not":[{"not":[{"properties":["a"]}]}]})"},
+    {"a -b", R"({"and":[{"properties":["a"]},{"not":[{"properties":["b"]}]}]})"},
+    {"a not b", R"({"and":[{"properties":["a"]},{"not":[{"properties":["b"]}]}]})"},
+    {"a-b", R"({"properties":["a-b"]})"},
     // Parentheses add no level; blanks anywhere between tokens.
     {"((a))", R"({"properties":["a"]})"},
+    {"(a|b)", R"({"or":[{"properties":["a"]},{"properties":["b"]}]})"},
     {" \ta\n", R"({"properties":["a"]})"},
     {"(a)(b)", R"({"and":[{"properties":["a"]},{"properties":["b"]}]})"},
-    // Quotes keep what they hold; the words and, or, not quoted are names.
+    {"( a | b ) c", R"({"and":[{"or":[{"properties":["a"]},{"properties":["b"]}]},)"
+                    R"({"properties":["c"]}]})"},
+    // Quotes keep what they hold and are removed; the words and, or, not
+    // quoted are names; commas still separate property names.
     {"host:'n1'", R"({"hostlist":["n1"]})"},
+    {R"(host:"n[1-2]")", R"({"hostlist":["n[1-2]"]})"},
     {R"("and")", R"({"properties":["and"]})"},
+    {"'not' 'or'", R"({"and":[{"properties":["not"]},{"properties":["or"]}]})"},
     {"'a:b'", R"({"properties":["a:b"]})"},
+    {"'a b'", R"({"properties":["a b"]})"},
+    {R"(a'b c'"d")", R"({"properties":["ab cd"]})"},
+    {"'a,-b'", R"({"properties":["a","^b"]})"},
+    {"rank:'0-1'", R"({"ranks":["0-1"]})"},
 };
 
 TEST(ConstraintQuery, CompilesToRfc31) {
+    const ResourceSet set = ResourceSet::parse(kR).value();
     for (const Case& c : kCompiled) {
         const auto compiled = parse_constraint_query(c.query);
         ASSERT_TRUE(compiled) << c.query << ": " << compiled.error().str();
-        EXPECT_EQ(compiled->dump(), Json::parse(c.json).dump()) << c.query;
+        EXPECT_EQ(*compiled, Json::parse(c.json)) << c.query << " gave " << compiled->dump();
+        // What it compiles to, ResourceSet evaluates.
+        const auto ranks = set.constraint_ranks(*compiled, "constraint");
+        EXPECT_TRUE(ranks.ok()) << c.query << ": " << ranks.error().str();
     }
 }
 
 const Case kErrors[] = {
+    // Nothing to compile.
     {"", R"x(constraint: the query is empty at offset 0 in "")x"},
     {"  ", R"x(constraint: the query is empty at offset 0 in "  ")x"},
+    // An operator with nothing after it, or two in a row.
+    {"a |",
+     R"x(constraint: expected a term after 'or', found the end of the query at offset 3 in "a |")x"},
     {"gpu |",
      R"x(constraint: expected a term after 'or', found the end of the query at offset 5 in "gpu |")x"},
     {"a and",
@@ -81,24 +119,50 @@ const Case kErrors[] = {
      R"x(constraint: expected a term after 'not', found the end of the query at offset 3 in "not")x"},
     {"a | & b",
      R"x(constraint: expected a term after 'or', found an 'and' at offset 4 in "a | & b")x"},
+    {"a and or b",
+     R"x(constraint: expected a term after 'and', found an 'or' at offset 6 in "a and or b")x"},
+    {"a|||b", R"x(constraint: expected a term after 'or', found an 'or' at offset 3 in "a|||b")x"},
+    {"&a", R"x(constraint: expected a term, found an 'and' at offset 0 in "&a")x"},
+    {"not )", R"x(constraint: expected a term after 'not', found ')' at offset 4 in "not )")x"},
+    // Parentheses.
     {"(a", R"x(constraint: '(' without ')' at offset 0 in "(a")x"},
+    {"((a)", R"x(constraint: '(' without ')' at offset 0 in "((a)")x"},
     {"a)", R"x(constraint: ')' without '(' at offset 1 in "a)")x"},
+    {"(a))", R"x(constraint: ')' without '(' at offset 3 in "(a))")x"},
     {")", R"x(constraint: expected a term, found ')' at offset 0 in ")")x"},
     {"()", R"x(constraint: expected a term after '(', found ')' at offset 1 in "()")x"},
+    // '-' negates a term only (RFC 35).
     {"-(a|b)", R"x(constraint: '-' negates a term, not '(' at offset 0 in "-(a|b)")x"},
     {"a -", R"x(constraint: '-' negates a term, not the end of the query at offset 2 in "a -")x"},
+    {"--a", R"x(constraint: '-' negates a term, not '-' at offset 0 in "--a")x"},
+    // Terms.
     {":a", R"x(constraint: expected an operator before ':' at offset 0 in ":a")x"},
     {"host:", R"x(constraint: "host:" needs an operand at offset 0 in "host:")x"},
+    {"a rank:", R"x(constraint: "rank:" needs an operand at offset 2 in "a rank:")x"},
     {"a colour:red",
      R"x(constraint: unknown operator "colour" (properties, hostlist, ranks) at offset 2 in "a colour:red")x"},
+    {"colour:",
+     R"x(constraint: unknown operator "colour" (properties, hostlist, ranks) at offset 0 in "colour:")x"},
     {"a^b",
      R"x(constraint: properties: invalid character '^' in property name "a^b" at offset 0 in "a^b")x"},
+    {"x property:a,b!",
+     R"x(constraint: property: invalid character '!' in property name "b!" at offset 13 in "x property:a,b!")x"},
     {"a,,b", R"x(constraint: properties: empty property name at offset 2 in "a,,b")x"},
     {"gpu,", R"x(constraint: properties: empty property name at offset 4 in "gpu,")x"},
+    {"a,-", R"x(constraint: properties: empty property name at offset 2 in "a,-")x"},
+    {"''", R"x(constraint: properties: empty property name at offset 0 in "''")x"},
     {"host:n[1-", R"x(constraint: host: '[' without ']' at offset 6 in "host:n[1-")x"},
+    {"hosts:n[3-1]", R"x(constraint: hosts: range goes down at offset 8 in "hosts:n[3-1]")x"},
     {"rank:x", R"x(constraint: rank: expected an id, found 'x' at offset 5 in "rank:x")x"},
+    {"ranks:0-1,x",
+     R"x(constraint: ranks: expected an id, found 'x' at offset 10 in "ranks:0-1,x")x"},
+    // Quotes: unterminated; an operand's error at its place in the input.
     {"'abc", R"x(constraint: unterminated ' at offset 0 in "'abc")x"},
     {"a \"b", R"x(constraint: unterminated " at offset 2 in "a \"b")x"},
+    {"host:'a b'", R"x(constraint: host: whitespace in a hostlist at offset 7 in "host:'a b'")x"},
+    {R"(rank:"1"x)", R"x(constraint: rank: unexpected 'x' at offset 8 in "rank:\"1\"x")x"},
+    {"'a|b'",
+     R"x(constraint: properties: invalid character '|' in property name "a|b" at offset 1 in "'a|b'")x"},
 };
 
 TEST(ConstraintQuery, ErrorsNameThePlace) {
@@ -130,23 +194,25 @@ TEST(ConstraintQuery, NestingAndLengthAreBounded) {
     EXPECT_TRUE(parse_constraint_query(chain).ok());
 }
 
-// What the compiled constraints select: ranks 0-3 on hosts n[0-3], gpu on
-// 2-3, big on 0; a host name counts as a property of its rank.
+// What the compiled constraints select in kR; a host name counts as a
+// property of its rank.
 TEST(ConstraintQuery, SelectsTheRanksOfR) {
-    ResourceSet set;
-    for (ResourceSet::Rank rank = 0; rank < 4; ++rank)
-        ASSERT_TRUE(set.insert(rank, {"n" + std::to_string(rank), IdSet::range(0, 1), {}}).ok());
-    ASSERT_TRUE(set.set_property("gpu", IdSet::range(2, 3)).ok());
-    ASSERT_TRUE(set.set_property("big", IdSet{0}).ok());
+    const ResourceSet set = ResourceSet::parse(kR).value();
     const Case cases[] = {
         {"gpu", "2-3"},
         {"-gpu", "0-1"},
         {"gpu,-n3", "2"},
         {"big | rank:3", "0,3"},
         {"not host:n[1-2]", "0,3"},
+        {"host:n[0-1] || rank:3", "0-1,3"},
         {"gpu and big", ""},
         {"n1", "1"},
         {"(big|gpu) -rank:2", "0,3"},
+        {"not (big|gpu)", "1"},
+        {"gpu|big&rank:1", "2-3"},
+        {"(gpu|big)&rank:0-2", "0,2"},
+        {"nosuch", ""},
+        {"-nosuch", "0-3"},
     };
     for (const Case& c : cases) {
         const auto ranks = set.constraint_ranks(parse_constraint_query(c.query).value(), "c");

@@ -196,6 +196,10 @@ TEST(ResourceSetOps, PropertiesAndConstraints) {
         {R"({"properties":["^foo5"]})", "rank[1-4,6-10]/core[0-1]"},
         {R"({"properties":["foo","^foo2"]})", "rank[1,3]/core[0-1]"},
         {R"({"hostlist":["foo[2,3,7]"]})", "rank[2-3,7]/core[0-1]"},
+        // Eight million hosts named: looked up, never expanded.
+        {R"({"hostlist":["a[0-1048575],b[0-1048575],c[0-1048575],d[0-1048575],)"
+         R"(e[0-1048575],f[0-1048575],g[0-1048575],h[0-1048575]","foo[2,3,7]"]})",
+         "rank[2-3,7]/core[0-1]"},
         {R"({"not":[{"hostlist":["foo[2,3,7]"]}]})", "rank[1,4-6,8-10]/core[0-1]"},
         {R"({"not":[{"ranks":["0-4"]}]})", "rank[5-10]/core[0-1]"},
         {R"({"or":[{"properties":["bar"]},{"ranks":["1"]}]})", "rank[1,7]/core[0-1]"},
