@@ -40,6 +40,19 @@ TEST(ManyBrokers, TasksRunOnTheNodesOfTheirRanks) {
                                         "5 2 1 8", "6 3 0 8", "7 3 1 8"}));
 }
 
+// -N without -n: a task on each node (one per slot of each), as srun -N
+// and flux run -N place them; whole nodes hold more cores than slots.
+TEST(ManyBrokers, NodesWithoutNtasksRunATaskOnEach) {
+    const std::string echo = "echo $GANTRY_NODE_ID $GANTRY_JOB_SIZE $GANTRY_TASK_LOCAL_SIZE";
+    const auto result =
+        run_gantry({"start", "--test-size=3", "--", "sh", "-c",
+                    gantry_binary() + " run -N 3 sh -c '" + echo + "' | sort; " + gantry_binary() +
+                        " run -N 2 -c 2 sh -c '" + echo + "' | sort"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, "0 3 1\n1 3 1\n2 3 1\n0 2 1\n1 2 1\n");
+    EXPECT_EQ(result.err, "");
+}
+
 // --oversubscribe with -N: the tasks share the slots of those nodes.
 TEST(ManyBrokers, OversubscribedTasksShareTheirNodes) {
     const auto result =
