@@ -345,12 +345,16 @@ TEST(ManyBrokers, RequiresPlacesJobsOnTheNodesItAllows) {
         g + " resource list -n -s free -o \"{nodelist} {properties}\"; " + g +
         " run -N 2 --requires gpu true; " + g + " run -n 1 --requires -gpu true; " + g +
         " run -n 1 --requires \"gpu and not host:n1\" true; " + g +
-        " run -n 4 --requires \"big | rank:2\" true; " + g + " jobs -a -n -o \"{nodelist}\"; " + g +
+        " run -n 4 --requires \"big | rank:2\" true; " + g + " run --requires gpu true; " + g +
+        " jobs -a -n -o \"{ntasks} {nodelist}\"; " + g +
         " run -N 2 --requires big true; echo exit $?; " + g +
         " run --requires \"gpu |\" true; echo exit $?'";
     const auto result = run_program({"sh", "-c", script});
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(result.out, "n[0-2]   big,gpu\nn[0,2]\nn2\nn0\nn[1-2]\nexit 1\nexit 2\n");
+    // Without -n, a task on each slot of the nodes the constraint allows.
+    EXPECT_EQ(result.out,
+              "n[0-2]   big,gpu\n4      n[1-2]\n4      n[0,2]\n1      n2\n1      n0\n"
+              "2      n[1-2]\nexit 1\nexit 2\n");
     EXPECT_EQ(result.err,
               "gantry: scheduler: 2 nodes requested, the job's constraint allows 1\n"
               "gantry: run: --requires: constraint: expected a term after 'or', found the end of "
