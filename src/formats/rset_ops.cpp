@@ -297,11 +297,13 @@ Result<IdSet> ResourceSet::constraint_ranks(const Json& constraint, const std::s
                     return nested(op_path + "[" + std::to_string(i) + "]", hosts.error());
                 lists.push_back(std::move(*hosts));
             }
-            for (const auto& [rank, target] : targets_)
-                if (std::any_of(lists.begin(), lists.end(), [&](const Hostlist& hosts) {
-                        return hosts.find(target.hostname).has_value();
+            for (const auto& [rank, target] : targets_) {
+                const std::string& host = target.hostname;
+                if (std::any_of(lists.begin(), lists.end(), [&host](const Hostlist& hosts) {
+                        return hosts.find(host).has_value();
                     }))
                     matched.insert(rank);
+            }
         } else if (op == "ranks") {
             for (std::size_t i = 0; i < words.size(); ++i) {
                 auto ids = IdSet::parse(words[i]);
