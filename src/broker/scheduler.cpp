@@ -271,20 +271,27 @@ Status Scheduler::feasible(const Request& request) const {
     auto domain = domain_of(request.constraint);
     if (!domain)
         return domain.error();
+    return fits_when_idle(*shape, *domain ? &**domain : nullptr, request.constraint);
+}
+
+Status Scheduler::fits_when_idle(const Shape& shape, const Domain* domain,
+                                 const Json& constraint) const {
     // With a constraint, every figure is of the nodes it allows.
-    std::vector<Node> nodes;
-    for (std::size_t i = 0; i < empty_.nodes.size(); ++i)
-        if (!*domain || (**domain)[i])
-            nodes.push_back(empty_.nodes[i]);
+    std::vector<Node> allowed;
+    if (domain)
+        for (std::size_t i = 0; i < empty_.nodes.size(); ++i)
+            if ((*domain)[i])
+                allowed.push_back(empty_.nodes[i]);
+    const std::vector<Node>& nodes = domain ? allowed : empty_.nodes;
     // The messages say what a constraint allows where they would say what
     // the instance has.
-    const bool constrained = domain->has_value();
+    const bool constrained = domain != nullptr;
     if (constrained && nodes.empty())
-        return error("no node satisfies the job's constraint " + request.constraint.dump());
+        return error("no node satisfies the job's constraint " + constraint.dump());
     const std::string has = constrained ? "the job's constraint allows " : "the instance has ";
     const std::string node_of = constrained ? "node the job's constraint allows" : "node";
-    if (shape->nodes > nodes.size())
-        return error(counted(shape->nodes, "node") + " requested, " + has +
+    if (shape.nodes > nodes.size())
+        return error(counted(shape.nodes, "node") + " requested, " + has +
                      std::to_string(nodes.size()));
     std::uint64_t largest_cores = 0;
     std::uint64_t largest_gpus = 0;
@@ -292,34 +299,34 @@ Status Scheduler::feasible(const Request& request) const {
     for (const Node& node : nodes) {
         largest_cores = std::max(largest_cores, node.ncores);
         largest_gpus = std::max(largest_gpus, node.ngpus);
-        holds_a_task = holds_a_task || slots_on(node, *shape) > 0;
+        holds_a_task = holds_a_task || slots_on(node, shape) > 0;
     }
-    if (shape->cores > largest_cores)
-        return error("a task needs " + counted(shape->cores, "core") + ", the largest " + node_of +
+    if (shape.cores > largest_cores)
+        return error("a task needs " + counted(shape.cores, "core") + ", the largest " + node_of +
                      " has " + std::to_string(largest_cores));
-    if (shape->gpus > largest_gpus)
-        return error("a task needs " + counted(shape->gpus, "gpu") + ", the largest " + node_of +
+    if (shape.gpus > largest_gpus)
+        return error("a task needs " + counted(shape.gpus, "gpu") + ", the largest " + node_of +
                      " has " + std::to_string(largest_gpus));
     if (!holds_a_task)
-        return error("a task needs " + cores_and_gpus(shape->cores, shape->gpus) + ", no " +
-                     node_of + " has both");
-    if (first_fit(empty_, *shape, *domain ? &**domain : nullptr))
+        return error("a task needs " + cores_and_gpus(shape.cores, shape.gpus) + ", no " + node_of +
+                     " has both");
+    if (first_fit(empty_, shape, domain))
         return {};
-    if (shape->nodes > 0) {
-        const std::uint64_t cores = std::uint64_t{shape->slots} * shape->cores;
-        const std::uint64_t gpus = std::uint64_t{shape->slots} * shape->gpus;
+    if (shape.nodes > 0) {
+        const std::uint64_t cores = std::uint64_t{shape.slots} * shape.cores;
+        const std::uint64_t gpus = std::uint64_t{shape.slots} * shape.gpus;
         const auto such = std::count_if(nodes.begin(), nodes.end(), [&](const Node& node) {
             return node.ncores >= cores && node.ngpus >= gpus;
         });
-        return error(counted(shape->nodes, "node") + " of " + cores_and_gpus(cores, gpus) +
-                     " requested (" + counted(shape->slots, "task") + " a node), " + has +
+        return error(counted(shape.nodes, "node") + " of " + cores_and_gpus(cores, gpus) +
+                     " requested (" + counted(shape.slots, "task") + " a node), " + has +
                      std::to_string(such) + " such " + (such == 1 ? "node" : "nodes"));
     }
     std::uint64_t capacity = 0;
     for (const Node& node : nodes)
-        capacity += slots_on(node, *shape);
+        capacity += slots_on(node, shape);
     return error(
-        counted(shape->slots, "task") + " of " + cores_and_gpus(shape->cores, shape->gpus) +
+        counted(shape.slots, "task") + " of " + cores_and_gpus(shape.cores, shape.gpus) +
         " requested, " +
         (constrained ? "the nodes the job's constraint allows hold " : "the instance holds ") +
         std::to_string(capacity));
@@ -332,13 +339,19 @@ Status Scheduler::add(const PendingJob& job) {
         return error(job_str(job.id) + " is already running");
     if (job.urgency < Jobspec::kUrgencyHold || job.urgency > Jobspec::kUrgencyExpedite)
         return error("urgency " + std::to_string(job.urgency) + " is not in 0-31");
-    if (auto status = feasible(job.request); !status)
-        return status.error();
+    auto shape = to_shape(job.request);
+    if (!shape)
+        return shape.error();
+    auto domain = domain_of(job.request.constraint);
+    if (!domain)
+        return domain.error();
+    if (auto fits = fits_when_idle(*shape, *domain ? &**domain : nullptr, job.request.constraint);
+        !fits)
+        return fits.error();
+    if (*domain)
+        shape->domain = domains_.acquire(**domain);
     const QueueKey key{job.urgency, next_seq_++};
-    Shape shape = to_shape(job.request).value();
-    if (auto domain = domain_of(job.request.constraint).value())
-        shape.domain = domains_.acquire(*domain);
-    enqueue(Queued{key, shapes_.acquire(shape), job});
+    enqueue(Queued{key, shapes_.acquire(*shape), job});
     pending_.emplace(job.id, key);
     return {};
 }

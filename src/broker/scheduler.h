@@ -221,6 +221,10 @@ private:
     // The nodes `constraint` allows, or why it is not a constraint of this
     // inventory; none for {}.
     Result<std::optional<scheduler_detail::Domain>> domain_of(const Json& constraint) const;
+    // feasible() once the request is a shape and its constraint a domain
+    // (null: any node); `constraint` is for the messages.
+    Status fits_when_idle(const Shape& shape, const scheduler_detail::Domain* domain,
+                          const Json& constraint) const;
     std::optional<Placement> fit(const Pool& pool, const Shape& shape) const;
     void dequeued(const Queued& queued);  // its shape and domain have one job fewer
     void enqueue(Queued queued);

@@ -376,9 +376,9 @@ Result<std::optional<std::string>> slurm_allocation() {
 }
 
 // `gantry run ...` inside a Slurm allocation, as mpirun does it there: one
-// srun starts a broker on each of its nodes (-n too, over the allocation's
-// SLURM_NTASKS), which bootstrap by Slurm's
-// PMI-2 into one instance, and the run inside it maps the job on the
+// srun starts a broker on each of its nodes (-n as well, over the
+// allocation's SLURM_NTASKS), which bootstrap by Slurm's PMI-2 into one
+// instance, and the run inside it maps the job on the
 // allocation's hosts and slots (-H). A single Ctrl-C reaches srun's tasks
 // (--quit-on-interrupt); srun's exit code is the highest of its tasks',
 // rank 0's being the job's.

@@ -289,7 +289,7 @@ Result<IdSet> ResourceSet::constraint_ranks(const Json& constraint, const std::s
             matched = std::move(*named);
         } else if (op == "hostlist") {
             // Each rank's host looked up in the lists, never the lists
-            // expanded: a short one may name billions of hosts.
+            // expanded: a short one may name millions of hosts.
             std::vector<Hostlist> lists;
             for (std::size_t i = 0; i < words.size(); ++i) {
                 auto hosts = Hostlist::parse(words[i]);
