@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -53,6 +54,13 @@ private:
     // touch the queue.
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
+
+// The program a broker started as `gantry` starts as each job's shell:
+// `gantry-job-shell` beside it, which loads only what a shell uses, or where
+// that is missing `gantry` itself (as `gantry job-shell`).
+std::string job_shell_beside(const std::filesystem::path& gantry);
+// job_shell_beside() of the running executable.
+Result<std::string> job_shell_program();
 
 class ShellProcess {
 public:

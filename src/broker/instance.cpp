@@ -17,6 +17,7 @@
 #include <iostream>
 #include <utility>
 
+#include "broker/exec.h"
 #include "broker/remote_exec.h"
 #include "shell/clone_into.h"
 #include "shell/exit_status.h"
@@ -205,10 +206,10 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
         return listening.error();
     std::string program = instance->options_.shell_program;
     if (program.empty()) {
-        std::error_code failure;
-        program = std::filesystem::read_symlink("/proc/self/exe", failure).string();
-        if (failure)
-            return error("cannot find the gantry executable: " + failure.message());
+        auto found = job_shell_program();
+        if (!found)
+            return found.error();
+        program = std::move(*found);
     }
     instance->shell_program_ = program;
     instance->register_methods();

@@ -12,6 +12,7 @@
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 
+#include "broker/exec.h"
 #include "broker/remote_exec.h"
 
 namespace gantry::broker {
@@ -35,8 +36,12 @@ public:
 
     Result<int> run() {
         std::string program = options_.shell_program;
-        if (program.empty())
-            program = std::filesystem::read_symlink("/proc/self/exe").string();
+        if (program.empty()) {
+            auto found = job_shell_program();
+            if (!found)
+                return found.error();
+            program = std::move(*found);
+        }
         broker_.register_method(
             "broker.shutdown",
             [this](const overlay::Message&, Responder responder) { shutdown(responder); },

@@ -4,12 +4,33 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "support/scratch.h"
+
 namespace gantry::broker {
 namespace {
+
+void make_file(const std::string& path, std::filesystem::perms mode) {
+    std::ofstream(path) << "#!/bin/sh\n";
+    std::filesystem::permissions(path, mode);
+}
+
+// The lean shell beside gantry when it can be run; gantry itself (as
+// `gantry job-shell`) when it is missing or cannot be run.
+TEST(JobShellProgram, IsTheLeanShellBesideGantryWhenItCanRun) {
+    const test::ScratchDir dir("gantry-job-shell-program");
+    const std::string gantry = dir / "gantry";
+    make_file(gantry, std::filesystem::perms::owner_all);
+    EXPECT_EQ(job_shell_beside(gantry), gantry);
+    make_file(dir / "gantry-job-shell", std::filesystem::perms::owner_read);
+    EXPECT_EQ(job_shell_beside(gantry), gantry);
+    std::filesystem::permissions(dir / "gantry-job-shell", std::filesystem::perms::owner_all);
+    EXPECT_EQ(job_shell_beside(gantry), dir / "gantry-job-shell");
+}
 
 // A write that completed before its queue was destroyed (a job shell that
 // ended while a signal was on its way to it) still has its completion to

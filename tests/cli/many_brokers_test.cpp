@@ -64,6 +64,18 @@ TEST(ManyBrokers, OversubscribedTasksShareTheirNodes) {
     EXPECT_EQ(sorted_lines(result.out), expected);
 }
 
+// Each node's tasks run under the lean job shell built beside gantry (no
+// ZeroMQ, no SQLite: each shell starts sooner), named `gantry job-shell`.
+TEST(ManyBrokers, TasksRunUnderTheLeanJobShell) {
+    const std::string shell =
+        gantry_binary().substr(0, gantry_binary().rfind('/')) + "/gantry-job-shell";
+    const auto result = run_gantry(
+        {"start", "--test-size=2", "--", gantry_binary(), "run", "-N", "2", "-n", "2", "sh", "-c",
+         "echo $(readlink /proc/$PPID/exe) $(tr '\\0' ' ' < /proc/$PPID/cmdline)"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out, shell + " gantry job-shell\n" + shell + " gantry job-shell\n");
+}
+
 TEST(ManyBrokers, EachBrokerIsANodeWithItsHostName) {
     const auto result =
         run_gantry({"start", "--test-size=3", "--test-hosts=n[1-3]", "--", gantry_binary(), "run",

@@ -1,0 +1,10 @@
+// `gantry-job-shell`: the job shell as an executable of its own, which a
+// broker starts for each job on its node (`gantry job-shell` does the same).
+// It links only what a shell uses: no ZeroMQ, no SQLite, none of their
+// dependencies, which would otherwise be loaded at every shell's start
+// (bench/brokers.sh, docs/benchmarks.md).
+#include "cli/command.h"
+
+int main(int argc, char** argv) {
+    return gantry::cli::job_shell_main(argc, argv);
+}
