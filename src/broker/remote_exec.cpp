@@ -51,6 +51,50 @@ Result<std::uint64_t> job_of(const overlay::Message& request) {
     return found->get<std::uint64_t>();
 }
 
+// The replies of one exec.start at a rank other than 0. The ends of tasks
+// that end together (a shell reports them in one read) go up the tree as
+// one message, sent once the broker is done with what it read, or before
+// any other reply, so that each task's output comes before its end.
+class EventReplies : public std::enable_shared_from_this<EventReplies> {
+public:
+    EventReplies(asio::io_context& loop, Responder responder)
+        : loop_(loop), responder_(std::move(responder)) {}
+
+    void task_end(const TaskEnd& end) {
+        ends_.push_back(Json::array({end.task_rank, end.wait_status}));
+        if (flush_posted_)
+            return;
+        flush_posted_ = true;
+        asio::post(loop_, [self = weak_from_this()] {
+            if (const auto replies = self.lock()) {
+                replies->flush_posted_ = false;
+                replies->send_ends();
+            }
+        });
+    }
+    void more(const Json& event) {
+        send_ends();
+        responder_.more(event);
+    }
+    void result(const Json& event) {
+        send_ends();
+        responder_.result(event);
+    }
+
+private:
+    void send_ends() {
+        if (ends_.empty())
+            return;
+        responder_.more({{"event", "task-ends"}, {"ends", std::move(ends_)}});
+        ends_ = Json::array();
+    }
+
+    asio::io_context& loop_;
+    Responder responder_;
+    Json ends_ = Json::array();
+    bool flush_posted_ = false;
+};
+
 // --- At rank 0 ---------------------------------------------------------------
 
 // The parts of one execution, one per rank of R.
@@ -245,9 +289,12 @@ private:
             if (kind && bytes)
                 events_.output(
                     ShellOutput{job_, rank, *kind, event.value("task", 0u), std::move(*bytes)});
-        } else if (name == "task-end") {
-            events_.task_end(
-                TaskEnd{job_, rank, event.value("task", 0u), event.value("status", 0)});
+        } else if (name == "task-ends") {
+            for (const Json& end : event.value("ends", Json::array()))
+                if (end.is_array() && end.size() == 2 && end[0].is_number_unsigned() &&
+                    end[1].is_number_integer())
+                    events_.task_end(
+                        TaskEnd{job_, rank, end[0].get<std::uint32_t>(), end[1].get<int>()});
         } else if (name == "pmi") {
             fenced_once_ = true;
         } else if (name == "exception") {
@@ -514,28 +561,28 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
     }
     const ExecRequest exec{*job, std::move(*R), request.params.value("jobspec", Json::object())};
     const std::uint64_t id = *job;
+    // Every reply goes through `replies`, which sends the task ends held
+    // first: a task's output still comes before its end.
+    auto replies = std::make_shared<EventReplies>(loop_, responder);
     ExecEvents events;
-    events.started = [responder]() mutable { responder.more({{"event", "started"}}); };
+    events.started = [replies] { replies->more({{"event", "started"}}); };
     events.released = [](std::uint32_t) {};
-    events.exception = [responder](std::string_view, const Error& error) mutable {
-        responder.more({{"event", "exception"}, {"message", error.str()}});
+    events.exception = [replies](std::string_view, const Error& error) {
+        replies->more({{"event", "exception"}, {"message", error.str()}});
     };
-    events.output = [responder](const ShellOutput& output) mutable {
-        responder.more({{"event", "output"},
-                        {"stream", stream_name(output.kind)},
-                        {"task", output.task_rank},
-                        {"data", base64_encode(output.bytes)}});
+    events.output = [replies](const ShellOutput& output) {
+        replies->more({{"event", "output"},
+                       {"stream", stream_name(output.kind)},
+                       {"task", output.task_rank},
+                       {"data", base64_encode(output.bytes)}});
     };
-    events.task_end = [responder](const TaskEnd& end) mutable {
-        responder.more(
-            {{"event", "task-end"}, {"task", end.task_rank}, {"status", end.wait_status}});
-    };
+    events.task_end = [replies](const TaskEnd& end) { replies->task_end(end); };
     // The barrier goes up the tree; rank 0 hears once that the job's
     // tasks speak PMI (a node that fails then ends the others').
-    events.fence = [this, id, ranks = exec.R.ranks(), responder, told = false](
+    events.fence = [this, id, ranks = exec.R.ranks(), replies, told = false](
                        std::uint32_t, std::string puts) mutable {
         if (!told)
-            responder.more({{"event", "pmi"}});
+            replies->more({{"event", "pmi"}});
         told = true;
         fences_.contribute(id, ranks, puts);
     };
@@ -554,8 +601,8 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
         else
             answer(std::nullopt);
     };
-    events.finished = [this, id, responder](int status) mutable {
-        responder.result({{"event", "finished"}, {"status", status}});
+    events.finished = [this, id, replies](int status) {
+        replies->result({{"event", "finished"}, {"status", status}});
         fences_.forget(id);
         executions_.erase(id);
     };

@@ -7,7 +7,9 @@
 //   rank r -> rank 0: replies with "more", one per event, as they come:
 //       {"event":"started"}
 //       {"event":"output","stream":"stdout"|"stderr"|"message","task":T,"data":BASE64}
-//       {"event":"task-end","task":T,"status":WAIT_STATUS}
+//       {"event":"task-ends","ends":[[T,WAIT_STATUS],...]}  (the ends that
+//                         came together, in their order: one message, not
+//                         one a task, up the tree)
 //       {"event":"exception","message":TEXT}
 //       {"event":"pmi"}  (once: the node's tasks speak PMI, so that a node
 //                         that fails ends the others, which would wait in

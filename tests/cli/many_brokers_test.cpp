@@ -97,6 +97,29 @@ TEST(ManyBrokers, TheJobsExitCodeIsItsFailingTasksAcrossNodes) {
     EXPECT_EQ(result.exit_code, 7) << result.err;
 }
 
+// The ends of a node's tasks go up the tree together; each is recorded,
+// with its own status, and after the task's output.
+TEST(ManyBrokers, EveryTaskEndIsRecordedAcrossNodes) {
+    const std::string g = gantry_binary();
+    const auto result = run_gantry(
+        {"start", "--test-size=4", "--", "sh", "-c",
+         g + " run -N 4 -n 32 --oversubscribe sh -c 'echo $GANTRY_TASK_RANK; exit " +
+             "$((GANTRY_TASK_RANK % 4))' 2>/dev/null | sort -n | tr '\\n' ' '; echo; " + g +
+             " info $(" + g + " jobs -a -n -o '{id}') | sed -n '/^tasks/,/^eventlog/p'"});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    std::string expected;
+    for (int task = 0; task < 32; ++task)
+        expected += std::to_string(task) + " ";
+    expected +=
+        "\ntasks\n"
+        "  0,4,8,12,16,20,24,28  exited with exit code 0\n"
+        "  1,5,9,13,17,21,25,29  exited with exit code 1\n"
+        "  2,6,10,14,18,22,26,30 exited with exit code 2\n"
+        "  3,7,11,15,19,23,27,31 exited with exit code 3\n"
+        "eventlog\n";
+    EXPECT_EQ(result.out, expected);
+}
+
 TEST(ManyBrokers, TheInitialProgramsExitCodeIsTheInstances) {
     const auto result = run_gantry({"start", "--test-size=2", "sh", "-c", "exit 3"});
     EXPECT_EQ(result.err, "");
