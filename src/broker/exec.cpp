@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "shell/cgroup.h"
 #include "shell/fd.h"
 #include "util/file.h"
+#include "util/spawn.h"
 
 namespace gantry::broker {
 
@@ -46,61 +46,6 @@ Result<shell::Fd> header_file(const Json& header) {
     if (::lseek(fd.get(), 0, SEEK_SET) != 0)
         return system_error("lseek", errno);
     return fd;
-}
-
-// The descriptors a job shell starts with, by the numbers it expects.
-struct ShellFds {
-    int input = -1;
-    int output = -1;
-    int supervisor = -1;
-    int header = -1;
-};
-
-// Starts `program job-shell` with `fds`. posix_spawn shares the broker's
-// memory until the exec (no copy of its page tables, no copy-on-write
-// faults after), and reports a failed exec as an error here. The shell gets
-// its own session, without a terminal: a terminal's signals to the broker
-// do not reach the job (the broker decides what it gets), and an
-// interactive shell in it does not try to take the terminal.
-Result<pid_t> spawn_shell(const std::string& program, const ShellFds& fds) {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
-    if (const int error = ::posix_spawn_file_actions_init(&actions))
-        return system_error("posix_spawn", error);
-    if (const int error = ::posix_spawnattr_init(&attributes)) {
-        ::posix_spawn_file_actions_destroy(&actions);
-        return system_error("posix_spawn", error);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigset_t pipe_default;
-    sigemptyset(&pipe_default);
-    sigaddset(&pipe_default, SIGPIPE);
-    int error = ::posix_spawnattr_setflags(
-        &attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    for (const auto& [from, to] :
-         {std::pair{fds.input, STDIN_FILENO}, std::pair{fds.output, STDOUT_FILENO},
-          std::pair{fds.supervisor, kSupervisorFd}, std::pair{fds.header, kHeaderFd}})
-        if (error == 0)
-            error = ::posix_spawn_file_actions_adddup2(&actions, from, to);
-    if (error == 0)
-        error = ::posix_spawn_file_actions_addclosefrom_np(&actions, kHeaderFd + 1);
-    if (error == 0)
-        error = ::posix_spawnattr_setsigmask(&attributes, &none);
-    if (error == 0)
-        error = ::posix_spawnattr_setsigdefault(&attributes, &pipe_default);
-    const std::string name = "gantry";
-    const std::string subcommand = "job-shell";
-    char* const argv[] = {const_cast<char*>(name.c_str()), const_cast<char*>(subcommand.c_str()),
-                          nullptr};
-    pid_t pid = -1;
-    if (error == 0)
-        error = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv, environ);
-    ::posix_spawnattr_destroy(&attributes);
-    ::posix_spawn_file_actions_destroy(&actions);
-    if (error != 0)
-        return system_error("cannot start the job shell " + program, error);
-    return pid;
 }
 
 // Every process left in session `session` gets SIGKILL. A job shell leads
@@ -232,12 +177,20 @@ Result<std::unique_ptr<ShellProcess>> ShellProcess::start(asio::io_context& loop
         return system_error("/dev/null", errno);
     shell::Fd null_fd(null);
 
-    auto spawned = spawn_shell(program, {.input = child_input->get(),
-                                         .output = null_fd.get(),
-                                         .supervisor = child_socket->get(),
-                                         .header = child_header->get()});
+    // Its own session, without a terminal: a terminal's signals to the
+    // broker do not reach the job (the broker decides what it gets), and an
+    // interactive shell in it does not try to take the terminal.
+    const auto spawned =
+        spawn_process(program, {"gantry", "job-shell"},
+                      SpawnOptions{.descriptors = {{child_input->get(), STDIN_FILENO},
+                                                   {null_fd.get(), STDOUT_FILENO},
+                                                   {child_socket->get(), kSupervisorFd},
+                                                   {child_header->get(), kHeaderFd}},
+                                   .close_from = kHeaderFd + 1,
+                                   .new_session = true});
     if (!spawned)
-        return spawned.error();
+        return Error::system(std::string(kDomain), "cannot start the job shell " + program + ": " +
+                                                       spawned.error().message());
     const pid_t pid = *spawned;
     std::unique_ptr<ShellProcess> process(
         new ShellProcess(loop, pid, header.value("id", std::string()), socket->read.release(),

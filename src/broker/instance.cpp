@@ -214,6 +214,14 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
     instance->shell_program_ = program;
     instance->register_methods();
     if (instance->options_.bootstrap) {
+        // What does not depend on the other ranks is done before they join:
+        // the last join is then soon followed by the first job.
+        if (auto opened = instance->open_store(); !opened)
+            return opened.error();
+        instance->own_topology_.emplace(
+            instance->options_.topology_xml
+                ? Topology::from_xml_text(*instance->options_.topology_xml)
+                : Topology::local());
         if (auto joined = instance->join_overlay(); !joined)
             return joined.error();
         return instance;
@@ -227,7 +235,19 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
     return instance;
 }
 
+Status Instance::open_store() {
+    if (store_)
+        return {};
+    auto store = Store::open(std::filesystem::path(state_dir_) / Store::kFileName);
+    if (!store)
+        return store.error();
+    store_.emplace(std::move(*store));
+    return {};
+}
+
 Status Instance::open_jobs(const ResourceSet& inventory, const RankTopologies& topologies) {
+    if (auto opened = open_store(); !opened)
+        return opened;
     std::unique_ptr<ExecService> exec_service;
     if (membership_)
         exec_service = make_instance_exec_service(loop_, shell_program_, topologies, broker_,
@@ -235,7 +255,9 @@ Status Instance::open_jobs(const ResourceSet& inventory, const RankTopologies& t
                                                   [this] { return up_; });
     else
         exec_service = make_local_exec_service(loop_, shell_program_, 0, topologies);
-    auto jobs = JobManager::open(loop_, broker_, state_dir_, inventory, topologies,
+    Store store = std::move(*store_);
+    store_.reset();
+    auto jobs = JobManager::open(loop_, broker_, std::move(store), inventory, topologies,
                                  std::move(exec_service));
     if (!jobs)
         return jobs.error();
@@ -342,7 +364,7 @@ void Instance::all_joined() {
     ResourceSet inventory;
     RankTopologies topologies;
     const bool own_simulated = options_.topology_xml.has_value();
-    auto own = own_simulated ? Topology::from_xml_text(*options_.topology_xml) : Topology::local();
+    const Result<Topology>& own = *own_topology_;
     if (!own) {
         std::cerr << "gantry: " << own.error().str() << '\n';
         exit_code_ = 1;

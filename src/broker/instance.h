@@ -33,9 +33,11 @@
 #include "broker/child.h"
 #include "broker/jobs.h"
 #include "broker/membership.h"
+#include "broker/store.h"
 #include "formats/rset.h"
 #include "shell/containment.h"
 #include "topo/rank_topologies.h"
+#include "topo/topology.h"
 #include "util/error.h"
 #include "util/json.h"
 
@@ -129,6 +131,9 @@ private:
     // Every rank is in: the inventory is complete, jobs may run and the
     // initial program starts.
     void all_joined();
+    // The job store, opened once (before the other ranks join, so that its
+    // creation is not on the way from the last join to the first job).
+    Status open_store();
     Status open_jobs(const ResourceSet& inventory, const RankTopologies& topologies);
     void shut_down_brokers(std::function<void()> done);
     Status spawn_initial_program();
@@ -153,7 +158,10 @@ private:
     IdSet up_ = IdSet{0};                            // the ranks whose brokers are up
     std::map<overlay::Rank, std::string> lost_why_;  // the ranks lost, why
     std::unique_ptr<asio::steady_timer> join_timer_;
-    bool ready_ = false;  // every rank has joined
+    bool ready_ = false;          // every rank has joined
+    std::optional<Store> store_;  // until open_jobs() hands it to the job manager
+    // Rank 0's own node, found while the other ranks join.
+    std::optional<Result<Topology>> own_topology_;
     std::unique_ptr<JobManager> jobs_;
     asio::signal_set signals_;
     std::optional<ChildExit> initial_exit_;

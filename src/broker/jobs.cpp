@@ -120,14 +120,10 @@ JobManager::Impl::Active* JobManager::Impl::running_job(JobId id, Responder& res
 // --- JobManager ------------------------------------------------------------------
 
 Result<std::unique_ptr<JobManager>> JobManager::open(asio::io_context& loop, Broker& broker,
-                                                     const std::string& state_dir,
-                                                     const ResourceSet& inventory,
+                                                     Store store, const ResourceSet& inventory,
                                                      const RankTopologies& topologies,
                                                      std::unique_ptr<ExecService> exec_service) {
-    auto store = Store::open(std::filesystem::path(state_dir) / Store::kFileName);
-    if (!store)
-        return store.error();
-    auto impl = std::make_unique<Impl>(loop, broker, std::move(*store), inventory, topologies,
+    auto impl = std::make_unique<Impl>(loop, broker, std::move(store), inventory, topologies,
                                        std::move(exec_service));
     if (auto restored = impl->restore(); !restored)
         return restored.error();

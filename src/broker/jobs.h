@@ -83,15 +83,15 @@ struct JobCounts {
 
 class JobManager {
 public:
-    // Opens (or creates) the job store in `state_dir`; a job found unfinished
-    // there was lost with the broker that ran it: it gets an `exception`
-    // (type "lost") and becomes INACTIVE; one still waiting waits again.
+    // Keeps the jobs of `store` (the instance's, opened or created in its
+    // state directory, Store::kFileName); a job found unfinished there was
+    // lost with the broker that ran it: it gets an `exception` (type
+    // "lost") and becomes INACTIVE; one still waiting waits again.
     // Registers the job.* methods and resource.list. Jobs are mapped on the
     // topology of each rank of `inventory` in `topologies`, and run by
     // `exec_service` (which gives the shells the same topologies).
     static Result<std::unique_ptr<JobManager>> open(asio::io_context& loop, Broker& broker,
-                                                    const std::string& state_dir,
-                                                    const ResourceSet& inventory,
+                                                    Store store, const ResourceSet& inventory,
                                                     const RankTopologies& topologies,
                                                     std::unique_ptr<ExecService> exec_service);
     ~JobManager();

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <iostream>
@@ -21,8 +22,11 @@ namespace {
 
 // How long a broker waits for its children to confirm a shutdown.
 constexpr std::chrono::milliseconds kShutdownGrace{3000};
-// How soon a join that found no way to rank 0 yet is tried again.
-constexpr std::chrono::milliseconds kJoinRetry{10};
+// How soon a join that found no way to rank 0 yet is tried again: soon at
+// first (the broker in between is most often a moment from up), then less
+// often.
+constexpr std::chrono::milliseconds kFirstJoinRetry{1};
+constexpr std::chrono::milliseconds kLastJoinRetry{20};
 
 class Node {
 public:
@@ -127,7 +131,8 @@ private:
                     return;
                 if (reply.message &&
                     reply.message->find("no route to rank 0") != std::string::npos && !ending_) {
-                    retry_.expires_after(kJoinRetry);
+                    retry_.expires_after(join_retry_);
+                    join_retry_ = std::min(join_retry_ * 2, kLastJoinRetry);
                     retry_.async_wait([this](const asio::error_code& e) {
                         joined_ = !!e;
                         if (!e)
@@ -189,6 +194,7 @@ private:
     asio::signal_set signals_;
     asio::steady_timer grace_;
     asio::steady_timer retry_;
+    std::chrono::milliseconds join_retry_ = kFirstJoinRetry;
     std::unique_ptr<Membership> membership_;
     std::unique_ptr<NodeExec> exec_;  // after membership_, whose peers it calls
     std::optional<Responder> shutdown_reply_;

@@ -3,15 +3,18 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <map>
 
 #include "util/duration.h"
+#include "util/spawn.h"
 
 namespace gantry::overlay {
 
@@ -116,7 +119,7 @@ Result<std::unique_ptr<LaunchedHosts>> LaunchedHosts::start(const std::vector<st
                                                             std::vector<Launch> launches) {
     std::unique_ptr<LaunchedHosts> launched(new LaunchedHosts());
     for (Launch& launch : launches) {
-        int in[2], out[2], err[2];
+        int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
         if (::pipe2(in, O_CLOEXEC) != 0)
             return error(std::string("pipe: ") + std::strerror(errno));
         if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
@@ -129,23 +132,14 @@ Result<std::unique_ptr<LaunchedHosts>> LaunchedHosts::start(const std::vector<st
         std::vector<std::string> words = agent;
         words.push_back(launch.host);
         words.push_back(shell_command(launch.argv));
-        std::vector<char*> argv;
-        for (std::string& word : words)
-            argv.push_back(word.data());
-        argv.push_back(nullptr);
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-            ::setpgid(0, 0);
-            ::dup2(in[0], STDIN_FILENO);
-            ::dup2(out[1], STDOUT_FILENO);
-            ::dup2(err[1], STDERR_FILENO);
-            ::signal(SIGPIPE, SIG_DFL);
-            ::execvp(argv[0], argv.data());
-            const std::string message = "gantry: cannot run the launch agent " + words[0] + ": " +
-                                        std::strerror(errno) + "\n";
-            write_all(STDERR_FILENO, message);
-            ::_exit(127);
-        }
+        // A process group of its own: a Ctrl-C at the terminal is the
+        // instance's to pass on, not the agent's to die of.
+        const auto spawned = spawn_process(words.front(), words,
+                                           SpawnOptions{.descriptors = {{in[0], STDIN_FILENO},
+                                                                        {out[1], STDOUT_FILENO},
+                                                                        {err[1], STDERR_FILENO}},
+                                                        .new_process_group = true,
+                                                        .search_path = true});
         ::close(in[0]);
         ::close(out[1]);
         ::close(err[1]);
@@ -154,17 +148,15 @@ Result<std::unique_ptr<LaunchedHosts>> LaunchedHosts::start(const std::vector<st
         host.input = in[1];
         host.output = out[0];
         host.errors = err[0];
-        host.pid = pid;
-        host.group = pid;
-        if (pid < 0) {
-            const int saved = errno;
+        if (!spawned) {
             close_fd(host.input);
             close_fd(host.output);
             close_fd(host.errors);
-            return error("cannot start the launch agent for " + host.host + ": " +
-                         std::strerror(saved));
+            return error("host " + host.host + ": cannot run the launch agent " + agent.front() +
+                         ": " + spawned.error().message());
         }
-        ::setpgid(pid, pid);  // as the child does: whichever runs first
+        host.pid = *spawned;
+        host.group = *spawned;
         launched->hosts_.push_back(std::move(host));
     }
     return launched;
@@ -312,6 +304,25 @@ void LaunchedHosts::pass_errors_on() {
     });
 }
 
+// Returns when an agent still running ends, or after `timeout`: the run
+// ends as soon as its agents have (a pidfd of each says so), with no
+// polling interval to wait out.
+void LaunchedHosts::wait_for_an_end(std::chrono::milliseconds timeout) const {
+    std::vector<pollfd> ends;
+    for (const Host& host : hosts_)
+        if (host.pid > 0)
+            if (const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, host.pid, 0));
+                pidfd >= 0)
+                ends.push_back(pollfd{pidfd, POLLIN, 0});
+    if (ends.empty())
+        ::usleep(1000);  // no pidfds (a kernel before 5.3): look again soon
+    else
+        ::poll(ends.data(), ends.size(),
+               static_cast<int>(std::min<long long>(timeout.count(), 1000)));
+    for (const pollfd& end : ends)
+        ::close(end.fd);
+}
+
 void LaunchedHosts::finish(std::chrono::milliseconds grace) {
     for (Host& host : hosts_)
         close_fd(host.input);
@@ -329,8 +340,13 @@ void LaunchedHosts::finish(std::chrono::milliseconds grace) {
         return all;
     };
     const auto wait_until = [&](std::chrono::steady_clock::time_point deadline) {
-        while (!reap(false) && std::chrono::steady_clock::now() < deadline)
-            ::usleep(10000);
+        while (!reap(false)) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0)
+                return;
+            wait_for_an_end(left);
+        }
     };
     wait_until(std::chrono::steady_clock::now() + grace);
     bool any = false;

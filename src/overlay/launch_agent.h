@@ -69,6 +69,8 @@ public:
     void finish(std::chrono::milliseconds grace);
 
 private:
+    void wait_for_an_end(std::chrono::milliseconds timeout) const;
+
     struct Host {
         std::string host;
         pid_t pid = -1;            // the agent, until reaped

@@ -260,8 +260,7 @@ TEST(RunLaunch, BadLaunchOptions) {
     expect_gantry(
         {"run", "-H", "elsewhere", "--launch-agent", "/nonexistent/agent", "-n", "1", "true"}, "",
         "",
-        "gantry: launch: host elsewhere: the launch agent ended (exit 127) before its "
-        "broker started: gantry: cannot run the launch agent /nonexistent/agent: No "
+        "gantry: launch: host elsewhere: cannot run the launch agent /nonexistent/agent: No "
         "such file or directory\n",
         1);
 }
