@@ -522,7 +522,8 @@ int start_main(int argc, char** argv) {
                    "run unbound)")
         ->type_name("X");
     app.add_option("--fanout", options.fanout,
-                   "Children of each broker in the overlay's tree (default: 2)")
+                   "Children of each broker in the overlay's tree (default: " +
+                       std::to_string(overlay::kDefaultFanout) + ")")
         ->type_name("K")
         ->check(CLI::Range(1u, 1024u));
     app.add_option("--lost-after", options.lost_after,

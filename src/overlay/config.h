@@ -11,7 +11,7 @@
 //     "certificate": "/etc/gantry/curve",   the instance's key pair
 //                                           (certificate.h), readable by the
 //                                           owner only
-//     "fanout": 2,                          optional
+//     "fanout": 2,                          optional (default 32, tree.h)
 //     "properties": {"gpu": "node[2-3]"}    optional: each property's hosts
 //   }
 //
@@ -27,6 +27,7 @@
 
 #include "formats/idset.h"
 #include "overlay/message.h"
+#include "overlay/tree.h"
 #include "util/error.h"
 
 namespace gantry::overlay {
@@ -36,7 +37,7 @@ struct Config {
     std::vector<std::string> addresses;  // one per host
     std::uint16_t port = 0;
     std::string certificate;  // a path
-    unsigned fanout = 2;
+    unsigned fanout = kDefaultFanout;
     // Properties of the nodes (RFC 20), by rank: what `--requires` asks for.
     std::map<std::string, IdSet> properties;
 

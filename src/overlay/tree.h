@@ -12,13 +12,14 @@
 
 namespace gantry::overlay {
 
-// Two children a broker: as flux's default (tbon.fanout = 2). Each broker
-// then serves at most two children whatever the instance's size, so the
-// work a broker does for the tree (heartbeats, forwarding, the handshakes
-// of restarted children) stays small and the same on every node, while the
-// depth grows as log2(size): 10 hops for 1024 nodes, which the messages the
-// overlay carries (control, not bulk data) afford.
-inline constexpr unsigned kDefaultFanout = 2;
+// 32 children a broker, as flux's default topology (tbon.topo kary:32;
+// PRRTE's routing tree has a radix of 64): an instance of up to 33 brokers
+// is one hop deep, and 1,057 two, so that every message (a job's start, its
+// tasks' ends, each barrier) crosses few brokers, each of which parses,
+// decrypts and passes it on. A broker then serves up to 32 children's
+// heartbeats and handshakes, which its event loop affords; --fanout 2 makes
+// the deep binary tree, whose per-broker load is smallest.
+inline constexpr unsigned kDefaultFanout = 32;
 
 struct Tree {
     Rank size = 1;

@@ -86,7 +86,7 @@ TEST(Hosts, UnderHydraTheBrokersOfThreeHostsAreOneInstance) {
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.err, "");
     EXPECT_EQ(result.exit_code, 0);
-    std::string expected = "brokers    3 (3 up: 0-2; fanout 2)\n";
+    std::string expected = "brokers    3 (3 up: 0-2; fanout 32)\n";
     for (int rank = 0; rank < 6; ++rank)
         expected += "rank=" + std::to_string(rank) + " size=6 appnum=0 local_size=2 sum=21\n";
     EXPECT_EQ(result.out, expected);

@@ -87,7 +87,7 @@ TEST(ManyBrokers, EachBrokerIsANodeWithItsHostName) {
                     gantry_binary() + " instance info | grep -E '^(size|cores|brokers)'"});
     EXPECT_EQ(listed.exit_code, 0) << listed.err;
     EXPECT_EQ(listed.out, "size       3\ncores      " + std::to_string(3 * cores_here()) +
-                              "\nbrokers    3 (3 up: 0-2; fanout 2)\n");
+                              "\nbrokers    3 (3 up: 0-2; fanout 32)\n");
 }
 
 TEST(ManyBrokers, TheJobsExitCodeIsItsFailingTasksAcrossNodes) {
@@ -172,7 +172,7 @@ TEST(ManyBrokers, ABrokerKilledFailsItsJobsAndLeavesNothing) {
                   "      down      1        " +
                   std::to_string(cores_here()) +
                   "        0 node1\n"
-                  "brokers    2 (1 up: 0; 1 down: 1; fanout 2)\n"
+                  "brokers    2 (1 up: 0; 1 down: 1; fanout 32)\n"
                   "0 ran\n");
     EXPECT_EQ(result.err,
               "gantry: instance: rank 1 lost: no word from rank 1 in 1000 ms\n"
@@ -195,8 +195,8 @@ TEST(ManyBrokers, OverlayStatusShowsTheTreeAndWhereItBroke) {
         " instance info | grep -q '^brokers *5 (2 up'; do sleep 0.02; w=$((${w:-0}+1)); [ $w -lt "
         "3000 ] || break; done; " +
         g + " overlay status; echo status $?; " + g + " instance info | grep ^brokers";
-    const auto result =
-        run_gantry({"start", "--test-size=5", "--lost-after=400ms", "sh", "-c", script});
+    const auto result = run_gantry(
+        {"start", "--test-size=5", "--fanout=2", "--lost-after=400ms", "sh", "-c", script});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.out,
               "0 node0: up\n"
@@ -239,7 +239,7 @@ TEST(ManyBrokers, AllocOnTwoNodesIsAChildInstanceOfTwoBrokers) {
                         " run -N 2 -n 4 --label-io sh -c 'echo node $GANTRY_NODE_ID' | sort"});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.out,
-              "brokers    2 (2 up: 0-1; fanout 2)\n"
+              "brokers    2 (2 up: 0-1; fanout 32)\n"
               "0 node0: up\n"
               "└─ 1 node1: up\n"
               "0: node 0\n1: node 0\n2: node 1\n3: node 1\n");
@@ -255,7 +255,7 @@ TEST(ManyBrokers, PprWithoutNtasksDerivesTheCount) {
     EXPECT_EQ(sorted_lines(result.out), (std::vector<std::string>{"0: 0", "1: 1", "2: 2"}));
 }
 
-// An MPICH program on seven brokers (a tree three deep), then on three
+// An MPICH program on seven brokers (--fanout 2: a tree three deep), then on three
 // nodes without rank 0 (held by another job): each barrier is gathered up
 // the tree, through brokers that do not run the job, and sent back down.
 TEST(ManyBrokers, MpiBarriersGoUpAndDownTheTree) {
@@ -267,7 +267,7 @@ TEST(ManyBrokers, MpiBarriersGoUpAndDownTheTree) {
                                g + " info $id | grep ^R; mpi=$(" + g + " submit -N 3 -n 3 " +
                                GANTRY_MPI_PROBE + "); " + g + " attach $mpi | sort; " + g +
                                " info $mpi | grep ^R; " + g + " cancel $id";
-    const auto result = run_gantry({"start", "--test-size=7", "sh", "-c", script});
+    const auto result = run_gantry({"start", "--test-size=7", "--fanout=2", "sh", "-c", script});
     EXPECT_EQ(result.exit_code, 0) << result.err;
     std::string expected;
     for (int rank = 0; rank < 7; ++rank)

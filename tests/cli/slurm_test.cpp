@@ -66,7 +66,7 @@ TEST(Slurm, InstanceInfoCountsThreeBrokers) {
     };
     // One node per broker, each broker a task of the one step.
     EXPECT_EQ(line("size"), "size       3");
-    EXPECT_EQ(line("brokers"), "brokers    3 (3 up: 0-2; fanout 2)");
+    EXPECT_EQ(line("brokers"), "brokers    3 (3 up: 0-2; fanout 32)");
     EXPECT_EQ(line("jobs"), "jobs       0 pending, 0 running, 0 inactive");
 }
 

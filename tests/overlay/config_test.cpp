@@ -37,7 +37,7 @@ TEST(Config, AddressesDefaultToTheHostNamesAndFanoutTo2) {
         parse_config(R"({"hosts":"a,b","port":1,"certificate":"c"})", "b.json").value();
     EXPECT_EQ(config.addresses, (std::vector<std::string>{"a", "b"}));
     EXPECT_EQ(config.endpoint(1), "tcp://b:1");
-    EXPECT_EQ(config.fanout, 2u);
+    EXPECT_EQ(config.fanout, 32u);
     EXPECT_TRUE(config.properties.empty());
 }
 

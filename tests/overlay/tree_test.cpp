@@ -112,7 +112,15 @@ TEST(Tree, RanksOutsideTheTree) {
 
 TEST(Tree, DefaultsAndLargeRanks) {
     EXPECT_EQ(Tree{}, (Tree{1, overlay::kDefaultFanout}));
-    EXPECT_EQ(overlay::kDefaultFanout, 2u);
+    EXPECT_EQ(overlay::kDefaultFanout, 32u);
+    // 40 brokers by default: rank 0 has 32 children, rank 1 the other 7.
+    const Tree forty{40};
+    EXPECT_EQ(forty.children(0).size(), 32u);
+    EXPECT_EQ(forty.children(0).back(), 32u);
+    EXPECT_EQ(forty.children(1), (std::vector<Rank>{33, 34, 35, 36, 37, 38, 39}));
+    EXPECT_EQ(forty.children(2), std::vector<Rank>{});
+    EXPECT_EQ(forty.parent(39), 1u);
+    EXPECT_EQ(forty.child_toward(0, 39), 1u);
     // k*r+k beyond 32 bits: no wrap around.
     const Tree wide{4294967295u, 65536};
     EXPECT_EQ(wide.children(65536), (std::vector<Rank>{}));
