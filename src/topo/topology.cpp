@@ -54,13 +54,27 @@ void load_plugins_once() {
     (void)loaded;
 }
 
+// Which of hwloc's discovery components a load of this machine uses.
+enum class Discovery {
+    kAll,
+    // Without the x86 component, which runs CPUID on every processor in
+    // turn (migrating the thread to each) to add what the Linux component
+    // reads from sysfs already: Topology::local() takes 0.7 ms instead of
+    // 1.1 on a 2-core virtual machine (bench/topo_bench, docs/benchmarks.md,
+    // 2026-11-27), at each broker's start and each `gantry run`.
+    kWithoutX86,
+};
+
 // Initializes, applies `configure` and loads; GPUs need I/O objects kept.
 Result<hwloc_topology_t> load(std::string_view what, const std::string& source,
-                              int (*configure)(hwloc_topology_t, const char*)) {
+                              int (*configure)(hwloc_topology_t, const char*),
+                              Discovery discovery = Discovery::kAll) {
     load_plugins_once();
     hwloc_topology_t topology = nullptr;
     if (hwloc_topology_init(&topology) != 0)
         return Error("topology", "cannot initialize hwloc: " + std::string(std::strerror(errno)));
+    if (discovery == Discovery::kWithoutX86)
+        hwloc_topology_set_components(topology, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
     const bool io = configure != nullptr || may_have_gpus();
     hwloc_topology_set_io_types_filter(
         topology, io ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT : HWLOC_TYPE_FILTER_KEEP_NONE);
@@ -196,6 +210,14 @@ std::optional<Gpu> gpu_of(hwloc_topology_t topology, hwloc_obj_t pcidev) {
                logical_pus(topology, ancestor ? ancestor->cpuset : nullptr)};
 }
 
+// Whether hwloc found any cache of the machine.
+bool has_caches(hwloc_topology_t topology) {
+    for (const hwloc_obj_type_t type : {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE})
+        if (hwloc_get_nbobjs_by_type(topology, type) > 0)
+            return true;
+    return false;
+}
+
 }  // namespace
 
 std::string_view to_string(ObjectType type) {
@@ -258,7 +280,13 @@ Topology::Topology(hwloc_topology* topology) : topology_(topology, Destroy{}) {
 }
 
 Result<Topology> Topology::local() {
-    auto loaded = load("this machine", "", nullptr);
+    // The caches come from sysfs on Linux; where it does not list them (some
+    // virtual machines and containers), CPUID does: the x86 component then.
+    auto loaded = load("this machine", "", nullptr, Discovery::kWithoutX86);
+    if (loaded && !has_caches(*loaded)) {
+        hwloc_topology_destroy(*loaded);
+        loaded = load("this machine", "", nullptr);
+    }
     if (!loaded)
         return loaded.error();
     restrict_to_binding(*loaded);

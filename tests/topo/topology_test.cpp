@@ -1,5 +1,7 @@
 #include "topo/topology.h"
 
+#include <hwloc.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -133,6 +135,31 @@ TEST(Topology, LocalMachineHasCoresAndPus) {
 }
 
 // What a broker hands its job shells: the same objects, cpusets included.
+// This machine as Topology::local() finds it (without hwloc's x86
+// component, unless sysfs lists no cache) has every object hwloc's full
+// discovery finds.
+TEST(Topology, LocalMachineHasWhatAFullDiscoveryFinds) {
+    const auto local = Topology::local();
+    ASSERT_TRUE(local) << local.error().str();
+    hwloc_topology_t full = nullptr;
+    ASSERT_EQ(hwloc_topology_init(&full), 0);
+    hwloc_topology_set_io_types_filter(full, HWLOC_TYPE_FILTER_KEEP_NONE);
+    ASSERT_EQ(hwloc_topology_load(full), 0);
+    // As local() does: the machine as far as this process is bound.
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    if (hwloc_get_cpubind(full, bound, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(bound))
+        hwloc_topology_restrict(full, bound, 0);
+    hwloc_bitmap_free(bound);
+    const std::pair<ObjectType, hwloc_obj_type_t> types[] = {
+        {ObjectType::kPackage, HWLOC_OBJ_PACKAGE}, {ObjectType::kL3Cache, HWLOC_OBJ_L3CACHE},
+        {ObjectType::kL2Cache, HWLOC_OBJ_L2CACHE}, {ObjectType::kL1Cache, HWLOC_OBJ_L1CACHE},
+        {ObjectType::kCore, HWLOC_OBJ_CORE},       {ObjectType::kPu, HWLOC_OBJ_PU}};
+    for (const auto& [type, hwloc] : types)
+        EXPECT_EQ(local->count(type), static_cast<unsigned>(hwloc_get_nbobjs_by_type(full, hwloc)))
+            << to_string(type);
+    hwloc_topology_destroy(full);
+}
+
 TEST(Topology, XmlTextRoundTrips) {
     const Topology synthetic = Topology::from_synthetic("package:2 core:4 pu:2").value();
     const std::string xml = synthetic.to_xml();
