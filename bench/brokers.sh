@@ -5,11 +5,13 @@
 # then a job across 16 brokers against the same job in a one-broker instance:
 # `gantry run -N 16 -n 256 true` inside `--test-size=16` and `gantry run -n
 # 256 true` inside a plain `gantry start`, first with the instance's start
-# and end, then the job alone (RUNS jobs in one instance, each timed); the
-# same for an MPICH program (MPI_Init, an allreduce, MPI_Finalize: the
-# tests' mpi_probe) of 64 tasks; 1,000 jobs of `true` through each instance
-# (bench/submit_flood; jobs per second, RUNS of each); the time from `kill -9` of a broker running a job
-# to the job's end with its node-failure exception (--lost-after 1s). Prints
+# and end, then the job alone (RUNS jobs in one instance, each timed; and
+# across the 16 brokers in a binary tree, --fanout 2); the same for an
+# MPICH program (MPI_Init, an allreduce, MPI_Finalize: the tests'
+# mpi_probe) of 64 tasks; 1,000 jobs of `true` through each instance
+# (bench/submit_flood; jobs per second, RUNS of each, alternated); the time
+# from `kill -9` of a broker running a job to the job's end with its
+# node-failure exception (--lost-after 1s). Prints
 # the best and median wall time of each, and the memory of one idle broker
 # (rank 1) of a 16-broker instance: its resident set, the anonymous part of
 # it, and its proportional set (shared pages divided among their users).
@@ -70,6 +72,10 @@ times_inside() {
 summary "16 brokers: job -N16 -n256" $(times_inside --test-size=16 "$gantry" run -N 16 -n 256 --oversubscribe true)
 # shellcheck disable=SC2046
 summary "1 broker: job -n256" $(times_inside "" "$gantry" run -n 256 --oversubscribe true)
+# The same 16 brokers in a binary tree rather than the default one of 32
+# children a broker (docs/overlay.md).
+# shellcheck disable=SC2046
+summary "16 brokers, fanout 2: job" $(times_inside "--test-size=16 --fanout=2" "$gantry" run -N 16 -n 256 --oversubscribe true)
 if [ -x "$mpi_probe" ]; then
     # shellcheck disable=SC2046
     summary "16 brokers: MPI -N16 -n64" $(times_inside --test-size=16 "$gantry" run -N 16 -n 64 --oversubscribe "$mpi_probe")
