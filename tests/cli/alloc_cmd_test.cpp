@@ -399,7 +399,7 @@ TEST_F(AllocCmd, SigtermReachesTheInitialProgramAndAllocExitsWithItsCode) {
     // subshell ignores it, so what dash would say of it goes nowhere.
     Background alloc(
         command({"alloc", "sh", "-c",
-                 "trap 'echo got TERM; exit 3' TERM; touch " + ready +
+                 "trap 'echo got TERM; exit 3' TERM; : > " + ready +
                      "; while :; do (trap '' TERM; exec sleep 0.05); done 2>/dev/null"}),
         dir_);
     ASSERT_TRUE(eventually([&] { return exists(ready); }));
@@ -416,7 +416,7 @@ TEST_F(AllocCmd, SigtermReachesTheInitialProgramAndAllocExitsWithItsCode) {
 TEST_F(AllocCmd, AFirstSigintReachesTheInitialProgramAndAllocGoesOn) {
     const std::string ready = dir_ / "ready";
     Background alloc(command({"alloc", "sh", "-c",
-                              "trap 'echo got INT' INT; trap 'echo got TERM; exit 3' TERM; touch " +
+                              "trap 'echo got INT' INT; trap 'echo got TERM; exit 3' TERM; : > " +
                                   ready + "; while :; do sleep 0.05; done 2>/dev/null"}),
                      dir_);
     ASSERT_TRUE(eventually([&] { return exists(ready); }));

@@ -454,7 +454,7 @@ TEST_F(JobCmd, ListGetinfoSignalWaitAndReapAreTheCommandsTheyStandFor) {
     const std::string got = dir_ / "got";
     start(id,
           {"sh", "-c",
-           "trap 'echo got USR1; touch " + got + "; exit 7' USR1; touch " + ready +
+           "trap 'echo got USR1; touch " + got + "; exit 7' USR1; : > " + ready +
                "; while :; do sleep 0.05; done"},
           "0");
     ASSERT_TRUE(eventually([&] { return exists(ready); }));

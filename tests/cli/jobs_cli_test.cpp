@@ -50,8 +50,8 @@ protected:
     // `ready` then, and exits 7 on SIGUSR1.
     std::string trapping_job(const std::string& ready) {
         return submit({"sh", "-c",
-                       "trap 'echo got USR1; exit 7' USR1; trap 'echo got INT' INT; touch " +
-                           ready + "; while :; do sleep 0.05; done"});
+                       "trap 'echo got USR1; exit 7' USR1; trap 'echo got INT' INT; : > " + ready +
+                           "; while :; do sleep 0.05; done"});
     }
     std::string canceled_by() const { return "exception: cancel: canceled by " + kUid; }
 };

@@ -366,10 +366,12 @@ TEST(StartSignals, TermAndIntGoToTheInitialProgram) {
         const std::string dir = tmp / signal;
         // The signal goes to the program's whole process group, the
         // background sleep included (which ignores SIGINT, as a
-        // non-interactive shell's background jobs do).
+        // non-interactive shell's background jobs do). The shell makes the
+        // ready file itself: a `touch` still exiting when the signal comes
+        // would die of it, and the shell would say so ("Terminated").
         const std::string program = "trap 'echo got " + signal +
                                     "; kill \\$! 2>/dev/null; exit 5' " + signal +
-                                    "; sleep 60 >/dev/null 2>&1 & touch " + dir + "/ready; wait";
+                                    "; sleep 60 >/dev/null 2>&1 & : > " + dir + "/ready; wait";
         const auto result =
             run_sh(kGantry + " start --state-dir " + dir + " sh -c \"" + program +
                    "\" & while [ ! -e " + dir + "/ready ]; do sleep 0.01; done; kill -" + signal +
