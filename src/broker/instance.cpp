@@ -213,11 +213,14 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
     }
     instance->shell_program_ = program;
     instance->register_methods();
+    // Before the other ranks join, if any: its creation is then not on the
+    // way from the last join to the first job.
+    auto store = Store::open(std::filesystem::path(*dir) / Store::kFileName);
+    if (!store)
+        return store.error();
+    instance->store_.emplace(std::move(*store));
     if (instance->options_.bootstrap) {
-        // What does not depend on the other ranks is done before they join:
-        // the last join is then soon followed by the first job.
-        if (auto opened = instance->open_store(); !opened)
-            return opened.error();
+        // Nor is this node's topology.
         instance->own_topology_.emplace(
             instance->options_.topology_xml
                 ? Topology::from_xml_text(*instance->options_.topology_xml)
@@ -235,19 +238,7 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
     return instance;
 }
 
-Status Instance::open_store() {
-    if (store_)
-        return {};
-    auto store = Store::open(std::filesystem::path(state_dir_) / Store::kFileName);
-    if (!store)
-        return store.error();
-    store_.emplace(std::move(*store));
-    return {};
-}
-
 Status Instance::open_jobs(const ResourceSet& inventory, const RankTopologies& topologies) {
-    if (auto opened = open_store(); !opened)
-        return opened;
     std::unique_ptr<ExecService> exec_service;
     if (membership_)
         exec_service = make_instance_exec_service(loop_, shell_program_, topologies, broker_,

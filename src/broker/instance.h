@@ -131,9 +131,6 @@ private:
     // Every rank is in: the inventory is complete, jobs may run and the
     // initial program starts.
     void all_joined();
-    // The job store, opened once (before the other ranks join, so that its
-    // creation is not on the way from the last join to the first job).
-    Status open_store();
     Status open_jobs(const ResourceSet& inventory, const RankTopologies& topologies);
     void shut_down_brokers(std::function<void()> done);
     Status spawn_initial_program();
@@ -159,7 +156,7 @@ private:
     std::map<overlay::Rank, std::string> lost_why_;  // the ranks lost, why
     std::unique_ptr<asio::steady_timer> join_timer_;
     bool ready_ = false;          // every rank has joined
-    std::optional<Store> store_;  // until open_jobs() hands it to the job manager
+    std::optional<Store> store_;  // opened by open(), until open_jobs() hands it on
     // Rank 0's own node, found while the other ranks join.
     std::optional<Result<Topology>> own_topology_;
     std::unique_ptr<JobManager> jobs_;

@@ -61,16 +61,13 @@ public:
         : loop_(loop), responder_(std::move(responder)) {}
 
     void task_end(const TaskEnd& end) {
+        const bool first = ends_.empty();
         ends_.push_back(Json::array({end.task_rank, end.wait_status}));
-        if (flush_posted_)
-            return;
-        flush_posted_ = true;
-        asio::post(loop_, [self = weak_from_this()] {
-            if (const auto replies = self.lock()) {
-                replies->flush_posted_ = false;
-                replies->send_ends();
-            }
-        });
+        if (first)
+            asio::post(loop_, [self = weak_from_this()] {
+                if (const auto replies = self.lock())
+                    replies->send_ends();
+            });
     }
     void more(const Json& event) {
         send_ends();
@@ -92,7 +89,6 @@ private:
     asio::io_context& loop_;
     Responder responder_;
     Json ends_ = Json::array();
-    bool flush_posted_ = false;
 };
 
 // --- At rank 0 ---------------------------------------------------------------

@@ -317,8 +317,7 @@ void LaunchedHosts::wait_for_an_end(std::chrono::milliseconds timeout) const {
     if (ends.empty())
         ::usleep(1000);  // no pidfds (a kernel before 5.3): look again soon
     else
-        ::poll(ends.data(), ends.size(),
-               static_cast<int>(std::min<long long>(timeout.count(), 1000)));
+        ::poll(ends.data(), ends.size(), static_cast<int>(timeout.count()));
     for (const pollfd& end : ends)
         ::close(end.fd);
 }
