@@ -202,14 +202,14 @@ TEST_F(FrontEnds, AttachWaitAndEventlogExit69WhenTheInstanceShutsDown) {
 
 TEST_F(FrontEnds, RunAndAttachWhoseOutputIsClosedEndTheJobWithSigpipe) {
     const auto run = run_program({"sh", "-c", shell_command({"run", "yes"}) + " | head -1"});
-    EXPECT_EQ(run.out, "y\n");
+    EXPECT_EQ(run.out, "y\n") << run.err;
     EXPECT_EQ(run.exit_code, 0);
     ASSERT_TRUE(eventually([&] { return state("1") == "INACTIVE"; })) << state("1");
     EXPECT_EQ(info("1")["exit_code"], 128 + SIGPIPE);
 
     const std::string id = submit({"yes"});
     const auto attach = run_program({"sh", "-c", shell_command({"attach", id}) + " | head -1"});
-    EXPECT_EQ(attach.out, "y\n");
+    EXPECT_EQ(attach.out, "y\n") << attach.err;
     ASSERT_TRUE(eventually([&] { return state(id) == "INACTIVE"; })) << state(id);
     EXPECT_EQ(info(id)["exit_code"], 128 + SIGPIPE);
 }
