@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include "pmix/library.h"
+
 namespace gantry::pmix {
 namespace {
 
@@ -246,6 +248,8 @@ void remove_stale_directories(const std::string& own) {
 }
 
 Status start_server(ServerState& state, const std::string& hostname, std::uint32_t node) {
+    if (auto library = load_library(); !library)
+        return library.error();
     state.directory = server_directory_of(::getpid());
     remove_stale_directories(state.directory);
     if (auto made = make_private_directory(state.directory); !made)

@@ -247,5 +247,23 @@ TEST(OpenMpi, MpichRunsBesideIt) {
     EXPECT_EQ(sorted_lines(result.out), (Lines{probe_line(0, 2, 0, 2), probe_line(1, 2, 0, 2)}));
 }
 
+// The PMIx library is loaded when a server starts, not with every gantry
+// process. The task's parent is the process that serves it: the shell, or
+// on one machine `gantry run` itself; inside an instance, the broker is
+// the initial program's parent.
+TEST(OpenMpi, OnlyAProcessServingPmixLoadsTheLibrary) {
+    const std::string parent_has_it =
+        "grep -q libpmix /proc/$PPID/maps && echo loaded || echo not loaded";
+    for (const auto& [mpi, expected] : std::map<std::string, std::string>{
+             {"--mpi=pmix", "loaded\n"}, {"--mpi=pmi1", "not loaded\n"}}) {
+        const auto result = run_gantry({"run", mpi, "-n", "1", "sh", "-c", parent_has_it});
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(result.out, expected) << mpi;
+    }
+    const auto broker = run_gantry({"start", "sh", "-c", parent_has_it});
+    EXPECT_EQ(broker.exit_code, 0) << broker.err;
+    EXPECT_EQ(broker.out, "not loaded\n");
+}
+
 }  // namespace
 }  // namespace gantry::test
