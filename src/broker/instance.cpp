@@ -215,7 +215,9 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
     instance->register_methods();
     // Before the other ranks join, if any: its creation is then not on the
     // way from the last join to the first job.
-    auto store = Store::open(std::filesystem::path(*dir) / Store::kFileName);
+    Store::Options store_options;
+    store_options.temporary = temporary;
+    auto store = Store::open(std::filesystem::path(*dir) / Store::kFileName, store_options);
     if (!store)
         return store.error();
     instance->store_.emplace(std::move(*store));
@@ -641,6 +643,8 @@ void Instance::catch_signals() {
 }
 
 Status Instance::spawn_initial_program() {
+    if (options_.prepared_program)
+        return start_prepared_program();
     // Everything the child needs is made before fork(): it only calls the
     // system.
     std::vector<char*> argv;
@@ -661,8 +665,7 @@ Status Instance::spawn_initial_program() {
     const std::string failure_prefix =
         "gantry: initial program: " + options_.initial_program.front() + ": ";
 
-    auto containment =
-        shell::Containment::start("gantry-" + std::to_string(::getpid()) + "-initial", true);
+    auto containment = shell::Containment::start(initial_program_cgroup_name(), true);
     if (!containment)
         return containment.error();
     initial_containment_ = std::move(*containment);
@@ -710,6 +713,10 @@ Status Instance::spawn_initial_program() {
     }
     ::setpgid(pid, pid);  // also here, so that a signal forwarded now reaches it
     initial_containment_->add_group(pid);
+    return watch_initial_program(pid);
+}
+
+Status Instance::watch_initial_program(pid_t pid) {
     initial_pid_ = pid;
     auto exit = ChildExit::watch(loop_, pid, [this](int status) { initial_program_ended(status); });
     if (!exit) {
@@ -721,6 +728,23 @@ Status Instance::spawn_initial_program() {
     }
     initial_exit_.emplace(std::move(*exit));
     return {};
+}
+
+// The forked initial program joins the containment (what it starts ends
+// with it), gets the terminal as a spawned one would, then its URI.
+Status Instance::start_prepared_program() {
+    PreparedProgram program = std::move(*options_.prepared_program);
+    options_.prepared_program.reset();
+    initial_containment_ = program.take_containment();
+    const pid_t pid = program.pid();
+    foreground_ = ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp();
+    if (foreground_)
+        give_terminal(pid);
+    // Watched first: one that has died already ends the instance with its
+    // status, as a spawned one that failed would.
+    if (auto watched = watch_initial_program(pid); !watched)
+        return watched.error();
+    return program.start(uri());
 }
 
 void Instance::initial_program_ended(int wait_status) {

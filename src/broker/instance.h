@@ -33,6 +33,7 @@
 #include "broker/child.h"
 #include "broker/jobs.h"
 #include "broker/membership.h"
+#include "broker/prepared_program.h"
 #include "broker/store.h"
 #include "formats/rset.h"
 #include "shell/containment.h"
@@ -66,6 +67,9 @@ struct InstanceOptions {
     // With a bootstrap: rank 0's node topology (lstopo XML) when it is not
     // this machine's (gantry start --topology): simulated, its tasks unbound.
     std::optional<std::string> topology_xml = std::nullopt;
+    // The initial program, forked already (prepared_program.h): started
+    // where `initial_program` would be, which then only names it.
+    std::optional<PreparedProgram> prepared_program = std::nullopt;
 };
 
 // This machine as an inventory: rank 0 with its host name and the cores and
@@ -134,6 +138,9 @@ private:
     Status open_jobs(const ResourceSet& inventory, const RankTopologies& topologies);
     void shut_down_brokers(std::function<void()> done);
     Status spawn_initial_program();
+    Status start_prepared_program();
+    // The initial program `pid` runs: its end ends the instance.
+    Status watch_initial_program(pid_t pid);
     void initial_program_ended(int wait_status);
     void catch_signals();
     void end();

@@ -626,8 +626,14 @@ Result<Store> Store::open(const std::filesystem::path& path, Options options) {
             return failure(what, "it cannot be put in WAL mode (journal mode " +
                                      quote((*mode)->text(0)) + ")");
     }
+    if (options.temporary)
+        sqlite3_db_config(impl->db.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    if (Status set = impl->db.exec(
+            what, options.temporary ? "PRAGMA synchronous = OFF;" : "PRAGMA synchronous = NORMAL;");
+        !set)
+        return set.error();
     if (Status set = impl->db.exec(what,
-                                   "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+                                   "PRAGMA foreign_keys = ON;"
                                    "PRAGMA journal_size_limit = 67108864;");
         !set)
         return set.error();

@@ -131,6 +131,9 @@ public:
         // 0 writes every chunk at once.
         std::size_t output_buffer_bytes = std::size_t{1} << 20;
         bool read_only = false;  // never writes; the schema must exist
+        // Removed with its instance (a private temporary state directory):
+        // nothing is synced to disk, and closing it writes nothing back.
+        bool temporary = false;
     };
 
     // Opens the database at `path`, creating the file and the schema when

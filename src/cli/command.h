@@ -14,6 +14,10 @@
 #include "formats/idset.h"
 #include "util/error.h"
 
+namespace gantry::broker {
+class PreparedProgram;
+}
+
 namespace gantry::cli {
 
 // Exit codes of every command.
@@ -28,6 +32,9 @@ int taskmap_main(int argc, char** argv);
 int rset_main(int argc, char** argv);
 int run_main(int argc, char** argv);
 int start_main(int argc, char** argv);
+// `gantry start -H` whose initial program, named by its CMD, was forked
+// already (`gantry run -H`, start_cmd.cpp).
+int start_main_with(int argc, char** argv, broker::PreparedProgram initial);
 int keygen_main(int argc, char** argv);
 int shutdown_main(int argc, char** argv);
 int instance_main(int argc, char** argv);

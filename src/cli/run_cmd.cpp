@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "broker/prepared_program.h"
 #include "cli/attach.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
@@ -347,11 +348,21 @@ int run_across_hosts(const RunCommand& run, const std::vector<std::string>& host
     for (int i = 0; i < argc; ++i)
         args.emplace_back(argv[i]);
     std::vector<char*> start_argv = argv_of(args);
-    // The run inside finds it in its environment, which it inherits.
-    ::setenv(kAcrossHostsVariable, "1", 1);
+    // The run inside is this command line again, forked now (while this
+    // process has one thread) rather than executed once every host has
+    // joined: it then submits at once. It sees what an initial program
+    // sees: GANTRY_URI, and no job id of an enclosing instance.
+    auto initial = broker::PreparedProgram::fork([argc, argv](const std::string& uri) {
+        ::setenv(std::string(overlay::kUriVariable).c_str(), uri.c_str(), 1);
+        ::setenv(kAcrossHostsVariable, "1", 1);
+        ::unsetenv("GANTRY_JOB_ID");
+        return run_main(argc, argv);
+    });
+    if (!initial)
+        return runtime_failure(initial.error());
     // In this process: every millisecond before the agents start is one
     // more on the whole run.
-    return start_main(static_cast<int>(args.size()), start_argv.data());
+    return start_main_with(static_cast<int>(args.size()), start_argv.data(), std::move(*initial));
 }
 
 // Inside a Slurm allocation (SLURM_JOB_NODELIST set, outside any job step,

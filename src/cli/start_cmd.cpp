@@ -21,6 +21,7 @@
 #include "broker/bootstrap.h"
 #include "broker/instance.h"
 #include "broker/node.h"
+#include "broker/prepared_program.h"
 #include "cli/command.h"
 #include "cli/instance_client.h"
 #include "cli/run_options.h"
@@ -420,7 +421,8 @@ Result<HostLaunch> host_launch(const Options& options) {
 Result<broker::InstanceOptions> launched_instance(const Options& options, const HostLaunch& launch,
                                                   std::vector<std::string> command,
                                                   broker::MembershipOptions membership,
-                                                  std::shared_ptr<overlay::LaunchedHosts>& hosts) {
+                                                  std::shared_ptr<overlay::LaunchedHosts>& hosts,
+                                                  std::optional<broker::PreparedProgram>& initial) {
     const std::vector<std::string>& names = launch.hosts;
     if (!names.empty()) {
         auto gantry = gantry_executable();
@@ -445,6 +447,7 @@ Result<broker::InstanceOptions> launched_instance(const Options& options, const 
         return resources.error();
     broker::InstanceOptions instance{
         options.state_dir, std::move(*resources), std::move(command), {}};
+    instance.prepared_program = std::move(initial);
     if (!hosts)
         return instance;  // this host alone
     // Unless told, on every interface: each host is told the address its
@@ -460,12 +463,14 @@ Result<broker::InstanceOptions> launched_instance(const Options& options, const 
 // Runs the instance `gantry start -H` makes, then ends its tie to the other
 // hosts: their brokers have gone with the instance by then, or go now.
 int start_on_hosts(const Options& options, std::vector<std::string> command,
-                   const broker::MembershipOptions& membership) {
+                   const broker::MembershipOptions& membership,
+                   std::optional<broker::PreparedProgram>& initial) {
     auto launch = host_launch(options);
     if (!launch)
         return fail(launch.error());
     std::shared_ptr<overlay::LaunchedHosts> hosts;
-    auto instance = launched_instance(options, *launch, std::move(command), membership, hosts);
+    auto instance =
+        launched_instance(options, *launch, std::move(command), membership, hosts, initial);
     if (!instance)
         return runtime_failure(instance.error());
     const auto exit_code = broker::run_instance(std::move(*instance));
@@ -476,9 +481,9 @@ int start_on_hosts(const Options& options, std::vector<std::string> command,
     return *exit_code;
 }
 
-}  // namespace
-
-int start_main(int argc, char** argv) {
+// `gantry start`; `initial`, when given, is the -H instance's initial
+// program (dropped, and so ended, on any other path).
+int start(int argc, char** argv, std::optional<broker::PreparedProgram> initial) {
     CLI::App app(
         "Start an instance on this machine: a broker with its API socket, running CMD "
         "as its initial program, or detached with --daemon.",
@@ -602,7 +607,7 @@ int start_main(int argc, char** argv) {
             return fail(error("--daemon: the brokers -H starts end with their launcher"));
         if (const auto code = need_command())
             return *code;
-        return start_on_hosts(options, std::move(command), membership);
+        return start_on_hosts(options, std::move(command), membership, initial);
     }
 
     // Under a parallel launcher with more than one task, the tasks are the
@@ -693,6 +698,16 @@ int start_main(int argc, char** argv) {
         return kExitRuntime;
     }
     return *exit_code;
+}
+
+}  // namespace
+
+int start_main(int argc, char** argv) {
+    return start(argc, argv, std::nullopt);
+}
+
+int start_main_with(int argc, char** argv, broker::PreparedProgram initial) {
+    return start(argc, argv, std::move(initial));
 }
 
 }  // namespace gantry::cli

@@ -159,6 +159,26 @@ TEST_F(StoreTest, NewJobIsRecordedWithItsSubmitEvent) {
 }
 
 // A whole job's life as the instance records it, then a restart.
+// A store whose instance removes it writes nothing back on close: its
+// write-ahead log stays (and still holds everything, for a reader that
+// opens it before it goes). A kept store is checkpointed, its log removed.
+TEST_F(StoreTest, OnlyAKeptStoreIsCheckpointedOnClose) {
+    const std::string wal = path_.string() + "-wal";
+    for (const bool temporary : {true, false}) {
+        fs::remove(path_);
+        fs::remove(wal);
+        Store::Options options;
+        options.temporary = temporary;
+        {
+            Store store = open(options);
+            ASSERT_TRUE(store.create_job(new_job("a", 1.0)).ok());
+        }
+        EXPECT_EQ(fs::exists(wal), temporary);
+        Store reopened = open();
+        EXPECT_EQ(reopened.list().value().size(), 1u) << temporary;
+    }
+}
+
 TEST_F(StoreTest, ReopenBringsBackEverything) {
     const std::string binary("a\0b\xff\xfe\n", 6);
     {
