@@ -611,6 +611,13 @@ Result<int> Instance::run() {
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGPIPE, &ignore, &old_sigpipe);
     catch_signals();
+    // Held while the hosts were reached (overlay/launch_agent.h): from
+    // here on they are handled, those that came meanwhile included.
+    sigset_t handled;
+    sigemptyset(&handled);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+        sigaddset(&handled, signal);
+    ::pthread_sigmask(SIG_UNBLOCK, &handled, nullptr);
     if (ready_ && !options_.initial_program.empty()) {
         if (auto started = spawn_initial_program(); !started) {
             signals_.clear();
@@ -634,10 +641,17 @@ void Instance::catch_signals() {
         // child instance passes on what `gantry alloc` forwards), and the
         // instance ends when the program does. Without: a clean end, and
         // the user signals mean nothing to a daemon.
-        if (initial_pid_ > 0)
+        if (initial_pid_ > 0) {
             ::kill(-initial_pid_, signal);
-        else if (signal != SIGUSR1 && signal != SIGUSR2)
+        } else if (signal != SIGUSR1 && signal != SIGUSR2) {
+            // Before every rank joined, the initial program never ran: the
+            // instance ends as that program would have, killed by the signal.
+            if (!ready_ && !ending_ && !options_.initial_program.empty()) {
+                std::cerr << "gantry: " << interrupted_before_ready(signal) << '\n';
+                exit_code_ = 128 + signal;
+            }
             end();
+        }
         catch_signals();
     });
 }
@@ -770,6 +784,12 @@ void Instance::end() {
         jobs_->stop(close);
     else
         close();
+}
+
+std::string interrupted_before_ready(int signal) {
+    const char* name = ::sigabbrev_np(signal);
+    return std::string("SIG") + (name ? name : "?") +
+           " before every broker joined: the initial program did not run";
 }
 
 Result<int> run_instance(InstanceOptions options) {

@@ -72,6 +72,9 @@ struct InstanceOptions {
     std::optional<PreparedProgram> prepared_program = std::nullopt;
 };
 
+// What is said when `signal` ends an instance before every broker joined.
+std::string interrupted_before_ready(int signal);
+
 // This machine as an inventory: rank 0 with its host name and the cores and
 // GPUs hwloc finds (as `gantry R encode --local`).
 Result<ResourceSet> local_inventory();

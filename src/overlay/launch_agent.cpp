@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -118,6 +119,14 @@ std::string shell_command(const std::vector<std::string>& argv) {
 Result<std::unique_ptr<LaunchedHosts>> LaunchedHosts::start(const std::vector<std::string>& agent,
                                                             std::vector<Launch> launches) {
     std::unique_ptr<LaunchedHosts> launched(new LaunchedHosts());
+    sigset_t interrupts;
+    sigemptyset(&interrupts);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+        sigaddset(&interrupts, signal);
+    ::pthread_sigmask(SIG_BLOCK, &interrupts, nullptr);
+    launched->interrupts_ = ::signalfd(-1, &interrupts, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (launched->interrupts_ < 0)
+        return error(std::string("signalfd: ") + std::strerror(errno));
     for (Launch& launch : launches) {
         int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
         if (::pipe2(in, O_CLOEXEC) != 0)
@@ -164,6 +173,7 @@ Result<std::unique_ptr<LaunchedHosts>> LaunchedHosts::start(const std::vector<st
 
 LaunchedHosts::~LaunchedHosts() {
     finish(std::chrono::milliseconds(0));
+    close_fd(interrupts_);
 }
 
 std::string LaunchedHosts::why_ended(Host& host) {
@@ -212,10 +222,17 @@ Result<std::vector<std::string>> LaunchedHosts::read_lines(std::chrono::millisec
                                  format_duration(timeout) + (said.empty() ? "" : ": " + said));
                 }
         }
+        fds.push_back({interrupts_, POLLIN, 0});  // the last: no host's
         const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(remaining.count()));
         if (ready < 0 && errno != EINTR)
             return error(std::string("poll: ") + std::strerror(errno));
-        for (std::size_t k = 0; ready > 0 && k < fds.size(); ++k) {
+        if (signalfd_siginfo info{};
+            fds.back().revents != 0 && ::read(interrupts_, &info, sizeof info) == sizeof info) {
+            interrupted_by_ = static_cast<int>(info.ssi_signo);
+            const char* name = ::sigabbrev_np(interrupted_by_);
+            return error(std::string("interrupted by SIG") + (name ? name : "?"));
+        }
+        for (std::size_t k = 0; ready > 0 && k < owners.size(); ++k) {
             if (fds[k].revents == 0)
                 continue;
             Host& host = hosts_[owners[k].first];

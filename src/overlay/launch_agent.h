@@ -44,6 +44,12 @@ public:
     // Starts `agent HOST COMMAND` for each launch, each in a process group of
     // its own (a Ctrl-C at the terminal is the instance's to pass on, not the
     // agents' to die of). Error: an agent that cannot be started.
+    //
+    // From here on SIGINT, SIGTERM and SIGHUP are blocked in the calling
+    // thread (and the threads it starts later), so that one that comes
+    // while the hosts are reached ends read_lines rather than this process,
+    // whose agents would then run on: whoever handles them afterwards (the
+    // instance's event loop) unblocks them.
     static Result<std::unique_ptr<LaunchedHosts>> start(const std::vector<std::string>& agent,
                                                         std::vector<Launch> launches);
     LaunchedHosts(const LaunchedHosts&) = delete;
@@ -55,9 +61,11 @@ public:
 
     // One line from each host's broker, in host order, within `timeout`.
     // Error (one line, naming the host): an agent that ended first (with
-    // the last line it wrote on stderr, as ssh says why), or a host silent
-    // for `timeout`.
+    // the last line it wrote on stderr, as ssh says why), a host silent
+    // for `timeout`, or one of the signals above (interrupted_by()).
     Result<std::vector<std::string>> read_lines(std::chrono::milliseconds timeout);
+    // The signal that ended read_lines; 0 if none did.
+    int interrupted_by() const { return interrupted_by_; }
     // Writes `text` to the broker of host `index`.
     Status write(std::size_t index, std::string_view text);
     // From now on each agent's stderr goes to this process's as it comes.
@@ -85,6 +93,8 @@ private:
     std::string why_ended(Host& host);
 
     std::vector<Host> hosts_;
+    int interrupts_ = -1;  // a signalfd of the blocked signals
+    int interrupted_by_ = 0;
     std::thread relay_;
     int relay_stop_ = -1;  // the write end of a pipe that stops the relay
 };

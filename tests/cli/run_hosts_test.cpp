@@ -163,6 +163,28 @@ TEST_F(RunHosts, KillNineOfTheRunLeavesNothing) {
     expect_nothing_left();
 }
 
+// Ctrl-C or SIGTERM while the hosts are still being reached (agents that
+// take their time) ends the run at once, as the job would have ended, with
+// the agents: none is left to connect later.
+TEST_F(RunHosts, ASignalWhileTheHostsAreReachedEndsTheLaunchAtOnce) {
+    const auto result =
+        run("d=30.75; printf '#!/bin/sh\\nsleep %s\\nexec \"$GANTRY_TEST_SSH\" \"$@\"\\n' $d "
+            "> agent; chmod +x agent; "
+            "for s in INT TERM; do "
+            "env --default-signal=INT $g run --launch-agent ./agent -H host0,host1 -n 2 true & "
+            "until [ \"$(pgrep -fxc \"sleep $d\")\" = 2 ]; do sleep 0.05; done; "
+            "kill -$s $!; wait $!; echo exit $?; "
+            "pgrep -fx \"sleep $d\" || echo no agent left; done");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.err,
+              "gantry: SIGINT before every broker joined: the initial program did not run\n"
+              "gantry: SIGTERM before every broker joined: the initial program did not run\n");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out, "exit 130\nno agent left\nexit 143\nno agent left\nleft:\n");
+    expect_nothing_left();
+}
+
 // A host that cannot be reached is named in one line: a name ssh cannot
 // resolve, a host cut off that does not answer within --launch-timeout.
 TEST_F(RunHosts, AnUnreachableHostIsNamedInOneLine) {
