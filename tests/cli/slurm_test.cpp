@@ -90,11 +90,13 @@ TEST(Slurm, TheInitialProgramsExitCode) {
 // allocation maps it.
 TEST(Slurm, RunInsideAnAllocationUsesItsNodesAndSlots) {
     const std::string g = gantry_binary();
-    const std::string script =
-        "salloc -Q -N1 " + g + " run --label-io -n 1 " + GANTRY_MPI_PROBE + "; echo exit $?; " +
-        "salloc -Q -N1 " + g + " run -n 2 true; echo exit $?; " + "salloc -Q -N1 -n 2 " + g +
-        " run sh -c 'echo $GANTRY_TASK_RANK of $GANTRY_JOB_SIZE; exit 3' | sort; "
-        "echo exit ${PIPESTATUS[0]}";
+    const std::string script = "salloc -Q -N1 " + g + " run --label-io -n 1 " + GANTRY_MPI_PROBE +
+                               "; echo exit $?; " + "salloc -Q -N1 " + g +
+                               " run -n 2 true; echo exit $?; " + "salloc -Q -N1 -n 2 " + g +
+                               " run sh -c 'echo $GANTRY_TASK_RANK of $GANTRY_JOB_SIZE; "
+                               // Task 0's failure first, the one the run names.
+                               "[ $GANTRY_TASK_RANK = 0 ] || sleep 0.3; exit 3' | sort; "
+                               "echo exit ${PIPESTATUS[0]}";
     const auto result =
         run_program({"timeout", "120", "bash",
                      std::string(GANTRY_TEST_SCRIPTS) + "/slurm_cluster.sh", "bash", "-c", script});
