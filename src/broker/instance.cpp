@@ -611,11 +611,11 @@ Result<int> Instance::run() {
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGPIPE, &ignore, &old_sigpipe);
     catch_signals();
-    // Held while the hosts were reached (overlay/launch_agent.h): from
-    // here on they are handled, those that came meanwhile included.
+    // Some are held while the hosts are reached (overlay/launch_agent.h):
+    // from here on they are handled, those that came meanwhile included.
     sigset_t handled;
     sigemptyset(&handled);
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+    for (const int signal : kForwardedSignals)
         sigaddset(&handled, signal);
     ::pthread_sigmask(SIG_UNBLOCK, &handled, nullptr);
     if (ready_ && !options_.initial_program.empty()) {
@@ -632,7 +632,7 @@ Result<int> Instance::run() {
 }
 
 void Instance::catch_signals() {
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2})
+    for (const int signal : kForwardedSignals)
         signals_.add(signal);
     signals_.async_wait([this](const asio::error_code& failure, int signal) {
         if (failure)

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <utility>
 
+#include "overlay/uri.h"
 #include "util/file.h"
 
 namespace gantry::broker {
@@ -30,11 +31,11 @@ namespace {
     if (cgroup_procs >= 0 && ::write(cgroup_procs, "0", 1) != 1)
         write_all(STDERR_FILENO, "gantry: initial program: cannot join its cgroup\n");
     // As a program the instance executed would start: the signals it
-    // forwards (instance.cpp, catch_signals) and SIGPIPE at their default,
-    // none blocked, whatever this process inherited (`gantry run ... &` in
-    // a script ignores SIGINT).
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE})
+    // forwards and SIGPIPE at their default, none blocked, whatever this
+    // process inherited (`gantry run ... &` in a script ignores SIGINT).
+    for (const int signal : kForwardedSignals)
         ::signal(signal, SIG_DFL);
+    ::signal(SIGPIPE, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -43,6 +44,8 @@ namespace {
     ::close(uri_fd);
     if (failed != 0 || uri.empty())
         ::_exit(1);
+    ::setenv(std::string(overlay::kUriVariable).c_str(), uri.c_str(), 1);
+    ::unsetenv("GANTRY_JOB_ID");
     const int code = run(uri);
     std::cout.flush();
     std::cerr.flush();

@@ -10,8 +10,10 @@
 // signals, the terminal, its exit code the instance's.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,13 +23,19 @@
 
 namespace gantry::broker {
 
+// The signals an instance passes on to its initial program's process group,
+// and ends on itself while it has none.
+inline constexpr std::array<int, 5> kForwardedSignals = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
 // The name of the cgroup that holds an instance's initial program and
 // what it starts: one per broker process.
 std::string initial_program_cgroup_name();
 
 class PreparedProgram {
 public:
-    // Forks a process that waits for the URI, then exits with run(uri).
+    // Forks a process that waits for the URI, then exits with run(uri),
+    // which sees the environment an initial program does (GANTRY_URI, no
+    // GANTRY_JOB_ID of an enclosing instance's job).
     // It is the leader of a process group of its own, held in the
     // containment of an initial program (its cgroup, which it joins at
     // once: the kernel's wait for that is off the instance's way), and dies

@@ -350,12 +350,9 @@ int run_across_hosts(const RunCommand& run, const std::vector<std::string>& host
     std::vector<char*> start_argv = argv_of(args);
     // The run inside is this command line again, forked now (while this
     // process has one thread) rather than executed once every host has
-    // joined: it then submits at once. It sees what an initial program
-    // sees: GANTRY_URI, and no job id of an enclosing instance.
-    auto initial = broker::PreparedProgram::fork([argc, argv](const std::string& uri) {
-        ::setenv(std::string(overlay::kUriVariable).c_str(), uri.c_str(), 1);
+    // joined: it then submits at once, in the instance its GANTRY_URI names.
+    auto initial = broker::PreparedProgram::fork([argc, argv](const std::string&) {
         ::setenv(kAcrossHostsVariable, "1", 1);
-        ::unsetenv("GANTRY_JOB_ID");
         return run_main(argc, argv);
     });
     if (!initial)

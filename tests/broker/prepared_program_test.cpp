@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -48,19 +49,27 @@ int exit_code_of(pid_t pid) {
 TEST(PreparedProgram, RunsWithItsUriOnceStartedInAGroupOfItsOwn) {
     Pipe out;
     const int writer = out.fds[1];
+    // A job id of an enclosing instance's job names no job of the new one.
+    ::setenv("GANTRY_JOB_ID", "f2", 1);
     auto program = PreparedProgram::fork([writer](const std::string& uri) {
         struct sigaction interrupt {};
         sigaction(SIGINT, nullptr, &interrupt);
-        write_all(writer,
-                  "uri " + uri + (interrupt.sa_handler == SIG_DFL ? " sigint default" : ""));
+        const char* variable = std::getenv("GANTRY_URI");
+        const char* job = std::getenv("GANTRY_JOB_ID");
+        write_all(writer, "uri " + uri + " GANTRY_URI " + (variable ? variable : "unset") +
+                              " GANTRY_JOB_ID " + (job ? job : "unset") +
+                              (interrupt.sa_handler == SIG_DFL ? " sigint default" : ""));
         return 7;
     });
+    ::unsetenv("GANTRY_JOB_ID");
     ASSERT_TRUE(program) << program.error().str();
     const pid_t pid = program->pid();
     EXPECT_EQ(::getpgid(pid), pid);
     ASSERT_TRUE(program->start("unix:///run/x/socket"));
     EXPECT_EQ(exit_code_of(pid), 7);
-    EXPECT_EQ(out.read_rest(), "uri unix:///run/x/socket sigint default");
+    EXPECT_EQ(out.read_rest(),
+              "uri unix:///run/x/socket GANTRY_URI unix:///run/x/socket GANTRY_JOB_ID unset "
+              "sigint default");
     EXPECT_FALSE(program->start("again"));
 }
 
