@@ -127,16 +127,13 @@ void give_terminal(pid_t group) {
 
 }  // namespace
 
-Result<ResourceSet> local_inventory() {
-    auto topology = Topology::local();
-    if (!topology)
-        return topology.error();
+Result<ResourceSet> local_inventory(const Topology& machine) {
     Target node;
     node.hostname = local_hostname();
-    if (topology->ncores() > 0)
-        node.cores = IdSet::range(0, topology->ncores() - 1);
-    if (topology->ngpus() > 0)
-        node.gpus = IdSet::range(0, topology->ngpus() - 1);
+    if (machine.ncores() > 0)
+        node.cores = IdSet::range(0, machine.ncores() - 1);
+    if (machine.ngpus() > 0)
+        node.gpus = IdSet::range(0, machine.ngpus() - 1);
     ResourceSet inventory;
     if (auto status = inventory.insert(0, node); !status)
         return status.error();
@@ -162,14 +159,11 @@ Status assign_topology(RankTopologies& topologies, std::uint32_t rank, const Tar
     return {};
 }
 
-Result<RankTopologies> local_topologies(const ResourceSet& inventory) {
-    auto topology = Topology::local();
-    if (!topology)
-        return topology.error();
+Result<RankTopologies> local_topologies(const ResourceSet& inventory, const Topology& machine) {
     RankTopologies topologies;
     std::map<unsigned, Topology> synthetic;
     for (const auto& [rank, target] : inventory.targets())
-        if (auto assigned = assign_topology(topologies, rank, target, *topology, synthetic);
+        if (auto assigned = assign_topology(topologies, rank, target, machine, synthetic);
             !assigned)
             return assigned.error();
     return topologies;
@@ -221,17 +215,25 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
     if (!store)
         return store.error();
     instance->store_.emplace(std::move(*store));
+    const auto machine = [&options = instance->options_]() -> Result<Topology> {
+        if (options.machine_topology)
+            return *options.machine_topology;
+        return Topology::local();
+    };
     if (instance->options_.bootstrap) {
         // Nor is this node's topology.
         instance->own_topology_.emplace(
             instance->options_.topology_xml
                 ? Topology::from_xml_text(*instance->options_.topology_xml)
-                : Topology::local());
+                : machine());
         if (auto joined = instance->join_overlay(); !joined)
             return joined.error();
         return instance;
     }
-    auto topologies = local_topologies(instance->options_.inventory);
+    const Result<Topology> topology = machine();
+    if (!topology)
+        return topology.error();
+    auto topologies = local_topologies(instance->options_.inventory, *topology);
     if (!topologies)
         return topologies.error();
     if (auto opened = instance->open_jobs(instance->options_.inventory, *topologies); !opened)

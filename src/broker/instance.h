@@ -67,6 +67,10 @@ struct InstanceOptions {
     // With a bootstrap: rank 0's node topology (lstopo XML) when it is not
     // this machine's (gantry start --topology): simulated, its tasks unbound.
     std::optional<std::string> topology_xml = std::nullopt;
+    // This machine's topology, when the caller found it already (for the
+    // inventory): hwloc's discovery is not done twice. None: found when
+    // the instance opens.
+    std::optional<Topology> machine_topology = std::nullopt;
     // The initial program, forked already (prepared_program.h): started
     // where `initial_program` would be, which then only names it.
     std::optional<PreparedProgram> prepared_program = std::nullopt;
@@ -76,13 +80,14 @@ struct InstanceOptions {
 std::string interrupted_before_ready(int signal);
 
 // This machine as an inventory: rank 0 with its host name and the cores and
-// GPUs hwloc finds (as `gantry R encode --local`).
-Result<ResourceSet> local_inventory();
+// GPUs of `machine`, its topology (as `gantry R encode --local`).
+Result<ResourceSet> local_inventory(const Topology& machine);
 
-// The topology of each rank of `inventory`: this machine's for all, since
-// rank 0 is this machine and the other ranks (--simulate-ranks) are
-// simulated on it; a synthetic one where R names more cores than it has.
-Result<RankTopologies> local_topologies(const ResourceSet& inventory);
+// The topology of each rank of `inventory`: `machine`'s (this machine's)
+// for all, since rank 0 is this machine and the other ranks
+// (--simulate-ranks) are simulated on it; a synthetic one where R names
+// more cores than it has.
+Result<RankTopologies> local_topologies(const ResourceSet& inventory, const Topology& machine);
 // Gives `rank` its node's topology, or, when `target` names more cores than
 // the node has, a synthetic one of as many cores (one per entry of
 // `synthetic`, shared by the ranks of one size): a simulated node, where

@@ -122,7 +122,7 @@ ResourceSet own_part(const ResourceSet& job, unsigned ncores) {
 // child instance sees them (this process is confined to those cores, and
 // its topology counts only them), or this task's part of it. Elsewhere:
 // none.
-Result<std::optional<ResourceSet>> enclosing_job_resources() {
+Result<std::optional<ResourceSet>> enclosing_job_resources(const Topology& machine) {
     const char* uri = std::getenv(std::string(overlay::kUriVariable).c_str());
     const char* job = std::getenv("GANTRY_JOB_ID");
     if (!uri || !*uri || !job || !*job)
@@ -139,22 +139,32 @@ Result<std::optional<ResourceSet>> enclosing_job_resources() {
     auto R = ResourceSet::from_json(info->value("R", Json()));
     if (!R)
         return error("the R of job " + std::string(job) + ": " + R.error().str());
-    const auto topology = Topology::local();
-    if (!topology)
-        return topology.error();
-    return std::optional<ResourceSet>(own_part(R->remap(), topology->ncores()));
+    return std::optional<ResourceSet>(own_part(R->remap(), machine.ncores()));
 }
+
+// What an instance runs jobs on, and this machine's topology when it was
+// found for that (the instance then does not look again).
+struct Inventory {
+    ResourceSet resources;
+    std::optional<Topology> machine;
+};
 
 // The inventory: the R file given, checked; inside a job, the job's R; or
 // this machine.
-Result<ResourceSet> inventory(const std::optional<std::string>& path, bool simulate_ranks) {
+Result<Inventory> inventory(const std::optional<std::string>& path, bool simulate_ranks) {
     if (!path) {
-        auto enclosing = enclosing_job_resources();
+        auto machine = Topology::local();
+        if (!machine)
+            return machine.error();
+        auto enclosing = enclosing_job_resources(*machine);
         if (!enclosing)
             return enclosing.error();
         if (*enclosing)
-            return std::move(**enclosing);
-        return broker::local_inventory();
+            return Inventory{std::move(**enclosing), std::move(*machine)};
+        auto local = broker::local_inventory(*machine);
+        if (!local)
+            return local.error();
+        return Inventory{std::move(*local), std::move(*machine)};
     }
     std::ifstream in(*path, std::ios::binary);
     if (!in)
@@ -168,7 +178,7 @@ Result<ResourceSet> inventory(const std::optional<std::string>& path, bool simul
     if (auto served = broker::check_ranks_have_brokers(*set); !served && !simulate_ranks)
         return error("--resources " + *path + ": " + served.error().message() +
                      "; --simulate-ranks accepts them for scheduling only");
-    return set;
+    return Inventory{std::move(*set), std::nullopt};
 }
 
 // The host names of the brokers posing as nodes: --test-hosts, which under
@@ -442,11 +452,15 @@ Result<broker::InstanceOptions> launched_instance(const Options& options, const 
             return launched.error();
         hosts = std::move(*launched);
     }
-    auto resources = broker::local_inventory();
+    auto machine = Topology::local();
+    if (!machine)
+        return machine.error();
+    auto resources = broker::local_inventory(*machine);
     if (!resources)
         return resources.error();
     broker::InstanceOptions instance{
         options.state_dir, std::move(*resources), std::move(command), {}};
+    instance.machine_topology = std::move(*machine);
     instance.prepared_program = std::move(initial);
     if (!hosts)
         return instance;  // this host alone
@@ -662,14 +676,15 @@ int start(int argc, char** argv, std::optional<broker::PreparedProgram> initial)
     if (const auto code = need_command())
         return *code;
 
-    auto resources = inventory(options.resources, options.simulate_ranks || *bootstrap);
-    if (!resources) {
-        const int code = fail(resources.error());
+    auto found = inventory(options.resources, options.simulate_ranks || *bootstrap);
+    if (!found) {
+        const int code = fail(found.error());
         return options.resources ? code : kExitRuntime;  // hwloc failing is no user error
     }
-    if (hostname && resources->nnodes() == 1) {
+    ResourceSet& resources = found->resources;
+    if (hostname && resources.nnodes() == 1) {
         // Rank 0 poses under its --test-hosts name.
-        const auto& [rank, target] = *resources->targets().begin();
+        const auto& [rank, target] = *resources.targets().begin();
         Target named = target;
         named.hostname = *hostname;
         ResourceSet renamed;
@@ -677,7 +692,8 @@ int start(int argc, char** argv, std::optional<broker::PreparedProgram> initial)
         resources = std::move(renamed);
     }
     broker::InstanceOptions instance{
-        options.state_dir, std::move(*resources), std::move(command), {}};
+        options.state_dir, std::move(resources), std::move(command), {}};
+    instance.machine_topology = std::move(found->machine);
     if (*bootstrap) {
         instance.bootstrap = std::move(**bootstrap);
         instance.membership = membership;

@@ -34,10 +34,12 @@ struct Heard {
 class ExecServiceTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        auto inventory = local_inventory();
+        auto machine = Topology::local();
+        ASSERT_TRUE(machine) << machine.error().str();
+        auto inventory = local_inventory(*machine);
         ASSERT_TRUE(inventory) << inventory.error().str();
         inventory_ = *inventory;
-        auto topologies = local_topologies(inventory_);
+        auto topologies = local_topologies(inventory_, *machine);
         ASSERT_TRUE(topologies) << topologies.error().str();
         service_ = make_local_exec_service(loop_, test::gantry_binary(), 0, *topologies);
     }
