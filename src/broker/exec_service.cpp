@@ -167,11 +167,9 @@ Result<std::unique_ptr<Execution>> start_node_shell(asio::io_context& loop,
     auto execution = std::make_unique<LocalExecution>(loop, request.job, rank, std::move(events));
     // The shell maps the whole job on the same topologies, and runs the
     // node of its broker's rank.
-    const Json header = {{"id", std::to_string(request.job)},
-                         {"jobspec", request.jobspec},
-                         {"R", request.R.to_json()},
-                         {"rank", rank},
-                         {"topologies", topologies}};
+    const Json header = {{"id", std::to_string(request.job)}, {"jobspec", request.jobspec},
+                         {"R", request.R.to_json()},          {"rank", rank},
+                         {"topologies", topologies},          {"map_inputs", request.map_inputs}};
     if (auto started = execution->start_shell(shell_program, header); !started)
         return started.error();
     return std::unique_ptr<Execution>(std::move(execution));

@@ -83,6 +83,10 @@ struct ExecRequest {
     JobId job = 0;
     ResourceSet R;
     Json jobspec = Json::object();
+    // What the broker mapped the job with, besides the topologies
+    // (shell::map_inputs_to_json): each shell maps it again with the same,
+    // on whichever host it runs.
+    Json map_inputs = Json::object();
 };
 
 // One running execution. Destroying it kills what is left of it at once

@@ -95,7 +95,8 @@ Result<IdSet> JobManager::Impl::exec(Active& job) {
     Jobspec spec = job.spec;
     spec.apps = std::exchange(job.pending_apps, {});
     const Jobspec placed = placed_jobspec(std::move(spec), free);
-    auto map = map_jobspec(placed, map_inputs(placed), free);
+    const MapInputs inputs = map_inputs(placed);
+    auto map = map_jobspec(placed, inputs, free);
     if (!map)
         return map.error();  // the apps are dropped: the caller maps again
     show_display(job, placed, *map);
@@ -127,7 +128,8 @@ Result<IdSet> JobManager::Impl::exec(Active& job) {
                 job->second.task_exits.push_back({first_rank + end.task_rank, end.wait_status});
         },
     };
-    auto execution = exec_service->start(ExecRequest{job.id, free, placed.to_json()}, events);
+    auto execution = exec_service->start(
+        ExecRequest{job.id, free, placed.to_json(), shell::map_inputs_to_json(inputs)}, events);
     if (!execution)
         return execution.error();
     run->execution = std::move(*execution);

@@ -139,7 +139,8 @@ public:
         const Json params = {{"job", request.job},
                              {"R", request.R.to_json()},
                              {"jobspec", request.jobspec},
-                             {"topologies", topologies}};
+                             {"topologies", topologies},
+                             {"map_inputs", request.map_inputs}};
         std::weak_ptr<InstanceExecution> self = weak_from_this();
         peers_.call(rank, "exec.start", params, [self, rank](const overlay::Reply& reply) {
             if (const auto execution = self.lock())
@@ -555,7 +556,8 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
         responder.error(Error("exec.start", "R: " + R.error().str()));
         return;
     }
-    const ExecRequest exec{*job, std::move(*R), request.params.value("jobspec", Json::object())};
+    const ExecRequest exec{*job, std::move(*R), request.params.value("jobspec", Json::object()),
+                           request.params.value("map_inputs", Json())};
     const std::uint64_t id = *job;
     // Every reply goes through `replies`, which sends the task ends held
     // first: a task's output still comes before its end.

@@ -84,9 +84,13 @@ int job_shell_main(int, char**) {
     // A simulated node's cores are not this machine's: its tasks run
     // unbound (docs/commands/start.md).
     const bool simulated = topologies->simulated(header->value("rank", 0u));
-    MapInputs inputs = shell::read_map_inputs(*spec);
-    inputs.ranks = std::move(*topologies);
-    auto map = map_jobspec(*spec, inputs, *R);
+    // Not read here: this host's names and files may not be those of the
+    // broker's host, where the job was mapped.
+    auto inputs = shell::map_inputs_from_json(header->value("map_inputs", Json()));
+    if (!inputs)
+        return report(inputs.error().str());
+    inputs->ranks = std::move(*topologies);
+    auto map = map_jobspec(*spec, *inputs, *R);
     if (!map)
         return report(map.error().str());
     auto settings = shell::launch_settings(*spec, *map, id);

@@ -15,6 +15,7 @@
 
 #include "broker/instance.h"
 #include "formats/jobspec.h"
+#include "shell/map_io.h"
 #include "support/run_command.h"
 
 namespace gantry::broker {
@@ -56,6 +57,13 @@ protected:
         return spec.to_json();
     }
 
+    // Job 7's request, with what a broker reads on this machine to map it.
+    static ExecRequest request(const ResourceSet& R, const Json& spec) {
+        const auto parsed = Jobspec::from_json(spec);
+        return ExecRequest{7, R, spec,
+                           shell::map_inputs_to_json(shell::read_map_inputs(parsed.value()))};
+    }
+
     ExecEvents listen(Heard& heard) {
         return ExecEvents{
             [&heard] { heard.events.push_back("started"); },
@@ -92,7 +100,7 @@ protected:
 TEST_F(ExecServiceTest, StartedThenReleasedPerRankThenFinishedWithTheJobsStatus) {
     Heard heard;
     auto execution = service_->start(
-        ExecRequest{7, inventory_, jobspec({"sh", "-c", "echo task $PMI_RANK"}, 2)}, listen(heard));
+        request(inventory_, jobspec({"sh", "-c", "echo task $PMI_RANK"}, 2)), listen(heard));
     ASSERT_TRUE(execution) << execution.error().str();
     loop_.run();
     EXPECT_EQ(heard.events, (Strings{"started", "released 0", "finished 0"}));
@@ -112,8 +120,8 @@ TEST_F(ExecServiceTest, TheFailingTaskGivesTheFinishedStatus) {
         Heard heard;
         const std::string script =
             "[ $PMI_RANK = " + std::to_string(failing) + " ] && exit $((PMI_RANK + 3)); exit 0";
-        auto execution = service_->start(
-            ExecRequest{7, inventory_, jobspec({"sh", "-c", script}, 2)}, listen(heard));
+        auto execution =
+            service_->start(request(inventory_, jobspec({"sh", "-c", script}, 2)), listen(heard));
         ASSERT_TRUE(execution) << execution.error().str();
         loop_.restart();
         loop_.run();
@@ -128,8 +136,7 @@ TEST_F(ExecServiceTest, TheFailingTaskGivesTheFinishedStatus) {
 TEST_F(ExecServiceTest, TerminateEndsTheTasksAndStillFinishes) {
     Heard heard;
     auto execution = service_->start(
-        ExecRequest{7, inventory_, jobspec({"sh", "-c", "echo up; exec sleep 300"}, 1)},
-        listen(heard));
+        request(inventory_, jobspec({"sh", "-c", "echo up; exec sleep 300"}, 1)), listen(heard));
     ASSERT_TRUE(execution) << execution.error().str();
     // Terminated once its task has said it runs.
     while (heard.stdout_of_task[0] != "up\n" && !loop_.stopped())
@@ -148,7 +155,7 @@ TEST_F(ExecServiceTest, ARankWhereNoBrokerRunsIsRefused) {
         R"({"version":1,"execution":{"R_lite":[{"rank":"0-2","children":{"core":"0"}}]}})"));
     ASSERT_TRUE(R) << R.error().str();
     Heard heard;
-    auto execution = service_->start(ExecRequest{7, *R, jobspec({"true"}, 1)}, listen(heard));
+    auto execution = service_->start(request(*R, jobspec({"true"}, 1)), listen(heard));
     ASSERT_FALSE(execution);
     EXPECT_EQ(execution.error().str(),
               "job 7: R names ranks 1-2, where no broker runs (this instance has one broker, "

@@ -19,6 +19,7 @@
 #include "shell/records.h"
 #include "support/run_command.h"
 #include "topo/topology.h"
+#include "util/base64.h"
 #include "util/json.h"
 
 namespace gantry::test {
@@ -115,11 +116,13 @@ Json header_for(std::uint32_t rank) {
     if (!R)
         throw std::runtime_error(R.error().str());
     const std::string xml = Topology::local().value().to_xml();
-    return {{"id", "9"},
-            {"jobspec", spec.to_json()},
-            {"R", R->to_json()},
-            {"rank", rank},
-            {"topologies", Json::array({{{"ranks", "0-1"}, {"xml", xml}}})}};
+    return {
+        {"id", "9"},
+        {"jobspec", spec.to_json()},
+        {"R", R->to_json()},
+        {"rank", rank},
+        {"topologies", Json::array({{{"ranks", "0-1"}, {"xml", xml}}})},
+        {"map_inputs", {{"hostname", host}, {"names", Json::array()}, {"files", Json::array()}}}};
 }
 
 TEST(JobShell, RunsTheNodeOfItsRank) {
@@ -146,6 +149,38 @@ TEST(JobShell, RefusesARankOutsideR) {
     no_topologies.erase("topologies");
     EXPECT_EQ(what_ran(run_job_shell(no_topologies)),
               (std::vector<std::string>{"msg gantry: topologies: expected an array, not null\n"}));
+    Json no_map_inputs = header_for(0);
+    no_map_inputs.erase("map_inputs");
+    EXPECT_EQ(what_ran(run_job_shell(no_map_inputs)),
+              (std::vector<std::string>{"msg gantry: map_inputs: expected an object, not null\n"}));
+}
+
+// The shell maps the job with what the broker read (map_inputs), not with
+// this host's files and names: a hostfile it has not got, and the name the
+// broker gave both nodes, which is no name of this host's.
+TEST(JobShell, MapsWithWhatTheBrokerRead) {
+    Json header = header_for(1);
+    Json spec = header["jobspec"];
+    auto jobspec = Jobspec::from_json(spec);
+    ASSERT_TRUE(jobspec) << jobspec.error().str();
+    jobspec->job.hostfile = "/nonexistent/gantry-hosts";
+    header["jobspec"] = jobspec->to_json();
+    const std::string host = local_hostname();
+    const auto R = ResourceSet::parse(
+        R"({"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"0"}}],)"
+        R"("nodelist":["elsewhere0,elsewhere1"]}})");
+    ASSERT_TRUE(R) << R.error().str();
+    header["R"] = R->to_json();
+    header["map_inputs"] = {
+        {"hostname", "broker-host"},
+        {"names", Json::array({"localhost"})},
+        {"files", Json::array({{{"path", "/nonexistent/gantry-hosts"},
+                                {"base64", base64_encode("elsewhere1\nelsewhere0\n")}}})}};
+    const ShellRun run = run_job_shell(header);
+    EXPECT_EQ(run.exit_code, 0);
+    // Rank 1 is elsewhere1, which the hostfile names first: task 0 runs
+    // there (node 1 of R).
+    EXPECT_EQ(what_ran(run), (std::vector<std::string>{"out 0 task 0 node 1\n", "exit 0 0"}));
 }
 
 }  // namespace

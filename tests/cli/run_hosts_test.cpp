@@ -64,6 +64,24 @@ TEST_F(RunHosts, EachHostRunsItsTasksWithLabels) {
     expect_nothing_left();
 }
 
+// Hosts named by their addresses, not their names, and a hostfile that
+// only this machine has (no shared file system takes it to the hosts):
+// each host's shell maps the job with what rank 0 read to map it, not with
+// its own names and files, and so runs its part.
+TEST_F(RunHosts, HostsByAddressAndAHostfileOnlyThisMachineHas) {
+    const auto result =
+        run("set -- $GANTRY_TEST_ADDRESSES; $g run -H $1,$3 -n 2 --label-io hostname | sort; "
+            "printf \"$2 slots=2\\n\" > $GANTRY_TEST_HERE_ONLY/hosts; "
+            "$g run --hostfile $GANTRY_TEST_HERE_ONLY/hosts --label-io hostname | sort; "
+            "$GANTRY_TEST_SSH host1 test -e $GANTRY_TEST_HERE_ONLY/hosts || echo not on host1");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out, "0: host0\n1: host2\n0: host1\n1: host1\nnot on host1\nleft:\n");
+    expect_nothing_left();
+}
+
 // MPICH across the hosts: PMI over the instance's overlay, two ranks a host.
 TEST_F(RunHosts, MpichRunsAcrossThreeHosts) {
     const auto result =

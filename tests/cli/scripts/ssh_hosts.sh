@@ -26,6 +26,10 @@
 #                              that host off
 #   GANTRY_TEST_LOCAL_ADDRESS  this namespace's address on the bridge, the one
 #                              the hosts reach the launching host at
+#   GANTRY_TEST_HERE_ONLY      a directory this machine has and the hosts see
+#                              empty (an empty tmpfs over it where their sshd
+#                              runs): files that no shared file system takes
+#                              to the other hosts
 #
 # Usage: ssh_hosts.sh [N] COMMAND...
 set -u
@@ -154,8 +158,11 @@ fi
 # ~/.bashrc. In the mount namespace of each host's sshd (`ip netns exec`
 # makes one), /dev/null stands for it: what this machine's does (print,
 # or take tenths of a second a session setting up tools) is not part of
-# what the tests compare or the benchmarks time.
+# what the tests compare or the benchmarks time. There too, an empty tmpfs
+# hides what this machine has in the directory here_only.
 bashrc=$(getent passwd root | cut -d : -f 6)/.bashrc
+here_only="$work/here-only"
+mkdir "$here_only" || exit 1
 
 # The user's key pair (ssh-keygen writes the private key 0600, as ssh
 # wants) and every host's key, which known_hosts lists under the host's
@@ -196,8 +203,9 @@ AllowAgentForwarding no
 CONFIG
     # -D: stays this script's child; -e: its log to the file, not syslog.
     # shellcheck disable=SC2016 # expanded by that sh
-    netns_exec "${hosts[$i]}" "host$i" sh -c '[ ! -f "$0" ] || mount --bind /dev/null "$0" && exec "$@"' \
-        "$bashrc" "$sshd" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
+    netns_exec "${hosts[$i]}" "host$i" sh -c '{ [ ! -f "$0" ] || mount --bind /dev/null "$0"; } &&
+        mount -t tmpfs -o size=64k,mode=0755 gantry-here-only "$1" && shift && exec "$@"' \
+        "$bashrc" "$here_only" "$sshd" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
     pids+=($!)
 done
 # sshd writes its pid file once it listens.
@@ -257,6 +265,7 @@ done
 export GANTRY_TEST_SSH="$work/ssh" GANTRY_TEST_HOSTS="$names"
 export GANTRY_TEST_ADDRESSES="${addresses[*]}" GANTRY_TEST_NETNS="${hosts[*]}"
 export GANTRY_TEST_LINKS="${links[*]}" GANTRY_TEST_LOCAL_ADDRESS="$subnet.254"
+export GANTRY_TEST_HERE_ONLY="$here_only"
 # In the background, so that a signal to the script is handled at once
 # rather than after COMMAND ends; its standard input is the script's.
 exec 3<&0
