@@ -73,13 +73,47 @@ Result<std::string> make_state_dir(const std::string& given) {
     return dir;
 }
 
-// A private directory under $TMPDIR (else /tmp), mode 0700.
+constexpr std::string_view kTemporaryPrefix = "gantry-";  // then mkdtemp's 6 characters
+
+// Whether the state directory `dir` was left by an instance that is gone:
+// its lock names a pid (it was taken once: one being made names none yet)
+// and this process can take it. Taken, it stays so until `lock` closes.
+bool abandoned(const std::filesystem::path& dir, int& lock) {
+    lock = ::open((dir / kLockFile).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st {};
+    if (lock < 0 || ::fstat(lock, &st) != 0 || st.st_uid != ::geteuid())
+        return false;
+    char pid = 0;
+    return ::pread(lock, &pid, 1, 0) == 1 && ::flock(lock, LOCK_EX | LOCK_NB) == 0;
+}
+
+// The temporary state directories in `base` of instances that were killed
+// (SIGKILL leaves no time to remove one): this user's, unlocked. Those in
+// use, another user's and anything else are left alone.
+void remove_abandoned_temporary_dirs(const std::string& base) {
+    std::error_code failure;
+    for (const auto& entry : std::filesystem::directory_iterator(base, failure)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() != kTemporaryPrefix.size() + 6 || !name.starts_with(kTemporaryPrefix) ||
+            !entry.is_directory(failure) || entry.is_symlink(failure))
+            continue;
+        int lock = -1;
+        if (abandoned(entry.path(), lock))
+            std::filesystem::remove_all(entry.path(), failure);
+        if (lock >= 0)
+            ::close(lock);
+    }
+}
+
+// A private directory under $TMPDIR (else /tmp), mode 0700; those left
+// there by killed instances go first.
 Result<std::string> make_temporary_dir() {
     const char* base = std::getenv("TMPDIR");
     std::string dir = (base && *base == '/' ? std::string(base) : std::string("/tmp"));
     while (dir.size() > 1 && dir.back() == '/')
         dir.pop_back();
-    dir += "/gantry-XXXXXX";
+    remove_abandoned_temporary_dirs(dir);
+    dir += "/" + std::string(kTemporaryPrefix) + "XXXXXX";
     if (::mkdtemp(dir.data()) == nullptr)
         return system_error("cannot create a state directory like " + dir, errno);
     return dir;

@@ -9,6 +9,7 @@
 
 #include "formats/rset.h"
 #include "support/run_command.h"
+#include "support/scratch.h"
 #include "support/vectors.h"
 #include "topo/topology.h"
 
@@ -322,8 +323,11 @@ TEST(ManyBrokers, RankZeroKilledLeavesNothing) {
         "for p in $(pgrep -f 'start --test-hosts rzk'); do "
         "  tr '\\0' '\\n' < /proc/$p/environ | grep -qx PMI_RANK=0 && kill -9 $p; "
         "done; sleep 30";
-    const auto result = run_gantry({"start", "--test-size=3", "--test-hosts=rzk[0-2]",
-                                    "--lost-after=400ms", "sh", "-c", script});
+    // Where rank 0 had its temporary state directory, which SIGKILL leaves.
+    const ScratchDir tmp("gantry-rzk");
+    const auto result =
+        run_program({"env", "TMPDIR=" + tmp.path(), g, "start", "--test-size=3",
+                     "--test-hosts=rzk[0-2]", "--lost-after=400ms", "sh", "-c", script});
     EXPECT_EQ(result.exit_code, 137);
     EXPECT_EQ(sorted_lines(result.err),
               (std::vector<std::string>{

@@ -234,7 +234,11 @@ TEST(OpenMpi, SameLinesAsUnderMpirun) {
 // --mpi=pmi1 serves PMI-1 only: Open MPI finds no PMIx server, and each
 // task runs alone, rank 0 of 1.
 TEST(OpenMpi, Pmi1GivesEachTaskAWorldOfItsOwn) {
-    const auto result = run_gantry({"run", "--mpi=pmi1", "-n", "2", kOmpiProbe});
+    // A singleton leaves its session directory (ompi.HOST.UID/pid.N) in
+    // TMPDIR: this test's.
+    const ScratchDir tmp("gantry-ompi-singletons");
+    const auto result =
+        run_gantry({"run", "--mpi=pmi1", "-n", "2", "-x", "TMPDIR=" + tmp.path(), kOmpiProbe});
     EXPECT_EQ(result.err, "");
     EXPECT_EQ(result.exit_code, 0);
     EXPECT_EQ(sorted_lines(result.out), (Lines{probe_line(0, 1, 0, 1), probe_line(0, 1, 0, 1)}));

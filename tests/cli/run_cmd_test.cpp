@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "support/run_command.h"
+#include "support/scratch.h"
 #include "support/vectors.h"
 
 namespace gantry::test {
@@ -263,8 +264,8 @@ TEST(RunCommand, ResourcesAndLaunchPlan) {
 }
 
 TEST(RunCommand, SvgMapIsWritten) {
-    const std::string svg = ::testing::TempDir() + "/gantry-run-map.svg";
-    std::remove(svg.c_str());
+    const ScratchDir scratch("gantry-run-map");
+    const std::string svg = scratch / "map.svg";
     const auto result = run_gantry({"run", "--dry-run", "--display", "map:svg=" + svg, "-H", "a:2",
                                     "--topology", kMachine, "-n", "2", "x"});
     EXPECT_EQ(result.err, "");

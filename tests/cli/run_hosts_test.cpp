@@ -171,7 +171,9 @@ TEST_F(RunHosts, SigintReachesEveryTask) {
 // broker and its tasks, on every host.
 TEST_F(RunHosts, KillNineOfTheRunLeavesNothing) {
     const auto result =
-        run("$g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.75' > out & "
+        // Its temporary state directory, which SIGKILL leaves, in the
+        // scratch directory.
+        run("TMPDIR=$PWD $g run -H host0,host1 -n 2 sh -c 'echo ready; exec sleep 30.75' > out & "
             "started; kill -9 $!; wait $! 2>/dev/null; s=$?; cat out; echo exit $s; sleep 1");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;

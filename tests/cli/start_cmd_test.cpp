@@ -145,7 +145,8 @@ TEST(Start, AKilledBrokerTakesItsInitialProgramAndWhatItStartedAlong) {
     ScratchDir tmp;
     const Leftovers program(unique_sleep_argument());
     const Leftovers background(unique_sleep_argument());
-    Background start({gantry_binary(), "start", "sh", "-c",
+    // Its temporary state directory, which SIGKILL leaves, in `tmp`.
+    Background start({"env", "TMPDIR=" + tmp.path(), gantry_binary(), "start", "sh", "-c",
                       "sleep " + background.marker() + " & exec sleep " + program.marker()},
                      tmp);
     ASSERT_TRUE(program.started());
@@ -154,6 +155,39 @@ TEST(Start, AKilledBrokerTakesItsInitialProgramAndWhatItStartedAlong) {
     EXPECT_EQ(start.finish().exit_code, 128 + SIGKILL);
     EXPECT_TRUE(program.gone());
     EXPECT_TRUE(background.gone());
+}
+
+// SIGKILL leaves a broker no time to remove its temporary state directory:
+// the next instance that makes one in the same place removes it. One in use
+// (a daemon's) stays, and goes with its instance.
+TEST(Start, TheNextInstanceRemovesAKilledOnesTemporaryDirectory) {
+    const ScratchDir tmp("gantry-tmpdir");
+    const std::string tmpdir = "TMPDIR=" + tmp.path();
+    const auto dirs = [&tmp] {
+        std::vector<std::string> names;
+        for (const auto& entry : std::filesystem::directory_iterator(tmp.path()))
+            names.push_back(entry.path().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    };
+    const auto killed = run_program(
+        {"env", tmpdir, gantry_binary(), "start", "sh", "-c", "kill -9 $PPID; exec sleep 10"});
+    EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+    const auto left = dirs();
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_TRUE(exists(left[0] + "/lock"));
+    const auto daemon = run_program({"env", tmpdir, gantry_binary(), "start", "--daemon"});
+    ASSERT_EQ(daemon.exit_code, 0) << daemon.err;
+    const std::string uri = daemon.out.substr(0, daemon.out.find('\n'));
+    auto in_use = dirs();
+    std::erase(in_use, left[0]);
+    ASSERT_EQ(in_use.size(), 1u);
+
+    const auto next = run_program({"env", tmpdir, gantry_binary(), "start", "true"});
+    EXPECT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_EQ(dirs(), in_use);
+    EXPECT_EQ(run_gantry({"shutdown", "--uri", uri}).exit_code, 0);
+    EXPECT_TRUE(eventually([&] { return dirs().empty(); }));
 }
 
 TEST(Start, ArgumentsAfterTheCommandAreItsOwn) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/scratch.h"
 #include "support/vectors.h"
 
 namespace gantry::shell {
@@ -104,9 +105,8 @@ TEST(JobspecTopology, SyntheticOrThisMachine) {
 }
 
 TEST(WriteDisplayFiles, InOrderUpToTheFirstFailure) {
-    const std::filesystem::path dir =
-        std::filesystem::path(::testing::TempDir()) / "gantry-map-io-display";
-    std::filesystem::create_directories(dir);
+    const test::ScratchDir scratch("gantry-map-io-display");
+    const std::filesystem::path dir = scratch.path();
     const std::string svg = (dir / "map.svg").string();
     DisplayOutput output{"text\n", {{svg, "<svg/>\n"}}};
     ASSERT_TRUE(write_display_files(output));

@@ -15,6 +15,7 @@
 
 #include "mapper/jobspec_map.h"
 #include "shell/map_io.h"
+#include "support/scratch.h"
 #include "topo/topology.h"
 
 namespace gantry::shell {
@@ -26,10 +27,10 @@ const Topology& machine() {
 }
 
 // A directory of its own, with a subdirectory and an env file, as a front
-// end's attributes.cwd.
+// end's attributes.cwd; removed when the program exits.
 std::filesystem::path job_directory() {
-    const std::filesystem::path dir =
-        std::filesystem::path(::testing::TempDir()) / "gantry-plan-job-test";
+    static const test::ScratchDir scratch("gantry-plan-job-test");
+    const std::filesystem::path dir = scratch.path();
     std::filesystem::create_directories(dir / "sub");
     std::ofstream(dir / "b.env") << "B=2\n";
     std::ofstream(dir / "input.txt") << "data\n";

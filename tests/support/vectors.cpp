@@ -1,5 +1,7 @@
 #include "support/vectors.h"
 
+#include "support/scratch.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -24,7 +26,8 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 std::string write_temp_file(const std::string& name, const std::string& text) {
-    const auto path = std::filesystem::temp_directory_path() / name;
+    static const ScratchDir files("gantry-test-files");
+    const auto path = std::filesystem::path(files.path()) / name;
     std::ofstream out(path, std::ios::binary);
     out << text;
     if (!out.flush())

@@ -23,8 +23,9 @@ Json load_vector_json(const std::string& relative_path);
 // Reads a file's bytes.
 std::string read_file(const std::filesystem::path& path);
 
-// Writes `text` to a file called `name` in the temporary folder, for a test
-// input such as a hostfile; returns its path.
+// Writes `text` to a file called `name` in this test program's scratch
+// directory (removed when the program exits), for a test input such as a
+// hostfile; returns its path.
 std::string write_temp_file(const std::string& name, const std::string& text);
 
 }  // namespace gantry::test
