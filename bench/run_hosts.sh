@@ -61,9 +61,14 @@ hydra() {
 }
 
 # Its daemons call back on the bridge's subnet. Bounded: Debian's Open MPI
-# 4.1 can hang at N = 256 here, and is then timed no more.
+# 4.1 can hang at N = 256 here, and is then timed no more. Its session
+# directories (which a killed mpirun leaves) go in a directory of this
+# script's, removed at the end.
+ompi_tmp=$(mktemp -d)
+trap 'rm -rf "$ompi_tmp"' EXIT
 ompi() {
-    timeout 30 mpirun.openmpi --allow-run-as-root --mca plm_rsh_agent "$GANTRY_TEST_SSH" \
+    timeout 30 mpirun.openmpi --allow-run-as-root --mca orte_tmpdir_base "$ompi_tmp" \
+        --mca plm_rsh_agent "$GANTRY_TEST_SSH" \
         --mca oob_tcp_if_include "$subnet" --host "$GANTRY_TEST_HOSTS" --oversubscribe \
         -n "$1" true
 }

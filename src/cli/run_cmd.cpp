@@ -122,6 +122,9 @@ Job options:
   --prefix DIR           gantry is DIR/bin/gantry on the other hosts (default:
                          this gantry's path)
   --launch-timeout DUR   how long a host has to start its broker (default 30s)
+  --overlay-address ADDRESS|INTERFACE   where the other hosts reach this one
+                         (default: where each one's ssh connection came from,
+                         else this machine's address on the route to it)
   --uri URI              run in this instance (default: $GANTRY_URI)
   --                     ends the options: what follows is the command
 Values: -n 4, -n4, -n=4, --np=4. Open MPI's one-dash long forms too: -map-by,

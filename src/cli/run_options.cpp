@@ -344,7 +344,7 @@ const Parser::Option Parser::kOptions[] = {
          p.name_given_ = true;
          return ok();
      }},
-    {"--launch-agent --prefix -prefix --launch-timeout", 1, Scope::kJob,
+    {"--launch-agent --prefix -prefix --launch-timeout --overlay-address", 1, Scope::kJob,
      [](Parser& p, const Given& g) {
          if (g.value.empty())
              return Status(p.error(g.name + " needs a value"));

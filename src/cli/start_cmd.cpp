@@ -558,7 +558,9 @@ int start(int argc, char** argv, std::optional<broker::PreparedProgram> initial)
     app.add_option("--overlay-address", options.overlay_address,
                    "Under a parallel launcher: the address, or the network interface, where "
                    "this broker's children connect (default: the address of the default "
-                   "route's interface, else of the first interface up other than loopback)")
+                   "route's interface, else of the first interface up other than loopback); "
+                   "with -H, where the other hosts reach this one (default: where each one's "
+                   "ssh connection came from, else this machine's address on the route to it)")
         ->type_name("ADDRESS|INTERFACE");
     app.add_option("-H,--host", options.hosts,
                    "Start a broker on each of these hosts (host[:slots],...: PRRTE's -H) through "
