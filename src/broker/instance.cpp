@@ -21,6 +21,7 @@
 #include "broker/remote_exec.h"
 #include "shell/clone_into.h"
 #include "shell/exit_status.h"
+#include "shell/fd.h"
 #include "topo/topology.h"
 #include "util/duration.h"
 #include "util/file.h"
@@ -75,16 +76,17 @@ Result<std::string> make_state_dir(const std::string& given) {
 
 constexpr std::string_view kTemporaryPrefix = "gantry-";  // then mkdtemp's 6 characters
 
-// Whether the state directory `dir` was left by an instance that is gone:
-// its lock names a pid (it was taken once: one being made names none yet)
-// and this process can take it. Taken, it stays so until `lock` closes.
-bool abandoned(const std::filesystem::path& dir, int& lock) {
-    lock = ::open((dir / kLockFile).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+// The lock of the state directory `dir`, taken, when the instance that
+// made it is gone: the lock is this user's, names a pid (it was taken once:
+// one being made names none yet), and nobody holds it. Held until closed.
+std::optional<shell::Fd> abandoned_lock(const std::filesystem::path& dir) {
+    shell::Fd lock(::open((dir / kLockFile).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
     struct stat st {};
-    if (lock < 0 || ::fstat(lock, &st) != 0 || st.st_uid != ::geteuid())
-        return false;
     char pid = 0;
-    return ::pread(lock, &pid, 1, 0) == 1 && ::flock(lock, LOCK_EX | LOCK_NB) == 0;
+    if (!lock || ::fstat(lock.get(), &st) != 0 || st.st_uid != ::geteuid() ||
+        ::pread(lock.get(), &pid, 1, 0) != 1 || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0)
+        return std::nullopt;
+    return lock;
 }
 
 // The temporary state directories in `base` of instances that were killed
@@ -97,11 +99,8 @@ void remove_abandoned_temporary_dirs(const std::string& base) {
         if (name.size() != kTemporaryPrefix.size() + 6 || !name.starts_with(kTemporaryPrefix) ||
             !entry.is_directory(failure) || entry.is_symlink(failure))
             continue;
-        int lock = -1;
-        if (abandoned(entry.path(), lock))
+        if (const auto lock = abandoned_lock(entry.path()))
             std::filesystem::remove_all(entry.path(), failure);
-        if (lock >= 0)
-            ::close(lock);
     }
 }
 
