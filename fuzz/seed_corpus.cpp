@@ -26,6 +26,7 @@ const std::map<std::string, std::vector<std::string>> kVectorFiles = {
     {"util", {}},           // the same
     {"overlay", {}},        // the same
     {"constraint", {}},     // the same
+    {"map_inputs", {}},     // the same
 };
 
 struct Writer {

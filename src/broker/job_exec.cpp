@@ -8,6 +8,7 @@
 #include "mapper/jobspec_map.h"
 #include "mapper/resources.h"
 #include "shell/exit_status.h"
+#include "shell/map_inputs.h"
 #include "shell/map_io.h"
 #include "shell/records.h"
 #include "util/base64.h"

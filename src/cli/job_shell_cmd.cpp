@@ -18,7 +18,7 @@
 #include "formats/jobspec.h"
 #include "formats/rset.h"
 #include "mapper/jobspec_map.h"
-#include "shell/map_io.h"
+#include "shell/map_inputs.h"
 #include "shell/plan_job.h"
 #include "shell/records.h"
 #include "shell/shell.h"

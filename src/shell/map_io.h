@@ -12,7 +12,6 @@
 #include "mapper/jobspec_map.h"
 #include "topo/topology.h"
 #include "util/error.h"
-#include "util/json.h"
 
 namespace gantry::shell {
 
@@ -31,19 +30,6 @@ bool names_hosts(const Jobspec& spec);
 // topology: the caller gives job.topology's (jobspec_topology), this
 // machine's, or an instance's ranks'.
 MapInputs read_map_inputs(const Jobspec& spec);
-
-// What read_map_inputs read (the files with their texts, the host name,
-// the names), without the topologies, as JSON: the job's shells on the
-// other hosts map the job again with what the broker that mapped it read,
-// and so find the same map, whatever their own names and files. Each text
-// in base64, byte for byte:
-//   {"hostname":"a","names":["localhost","10.0.0.1"],
-//    "files":[{"path":"/w/hosts","base64":"YSBzbG90cz0yCg=="},
-//             {"path":"/w/seq","unreadable":"No such file or directory"}]}
-Json map_inputs_to_json(const MapInputs& inputs);
-// Errors name the member: `map_inputs: "files"[1]: expected {"path":TEXT,
-// "base64":TEXT} or {"path":TEXT,"unreadable":TEXT}`.
-Result<MapInputs> map_inputs_from_json(const Json& json);
 
 // Every node's topology as job.topology names it: an lstopo XML file when a
 // file of that name exists (relative to attributes.cwd), else a synthetic

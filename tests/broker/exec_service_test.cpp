@@ -15,6 +15,7 @@
 
 #include "broker/instance.h"
 #include "formats/jobspec.h"
+#include "shell/map_inputs.h"
 #include "shell/map_io.h"
 #include "support/run_command.h"
 
