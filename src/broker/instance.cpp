@@ -75,13 +75,20 @@ Result<std::string> make_state_dir(const std::string& given) {
 }
 
 constexpr std::string_view kTemporaryPrefix = "gantry-";  // then mkdtemp's 6 characters
+// In a temporary state directory only: what tells it from a kept one of
+// the same form of name (--state-dir /tmp/gantry-jobs01).
+constexpr std::string_view kTemporaryMark = "temporary";
 
-// The lock of the state directory `dir`, taken, when the instance that
-// made it is gone: the lock is this user's, names a pid (it was taken once:
-// one being made names none yet), and nobody holds it. Held until closed.
+// The lock of the temporary state directory `dir`, taken, when the
+// instance that made it is gone: the directory is marked temporary, the
+// lock is this user's, names a pid (it was taken once: one being made
+// names none yet), and nobody holds it. Held until closed.
 std::optional<shell::Fd> abandoned_lock(const std::filesystem::path& dir) {
-    shell::Fd lock(::open((dir / kLockFile).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
     struct stat st {};
+    if (::lstat((dir / kTemporaryMark).c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != ::geteuid())
+        return std::nullopt;
+    shell::Fd lock(::open((dir / kLockFile).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
     char pid = 0;
     if (!lock || ::fstat(lock.get(), &st) != 0 || st.st_uid != ::geteuid() ||
         ::pread(lock.get(), &pid, 1, 0) != 1 || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0)
@@ -104,8 +111,8 @@ void remove_abandoned_temporary_dirs(const std::string& base) {
     }
 }
 
-// A private directory under $TMPDIR (else /tmp), mode 0700; those left
-// there by killed instances go first.
+// A private directory under $TMPDIR (else /tmp), mode 0700, marked
+// temporary; those left there by killed instances go first.
 Result<std::string> make_temporary_dir() {
     const char* base = std::getenv("TMPDIR");
     std::string dir = (base && *base == '/' ? std::string(base) : std::string("/tmp"));
@@ -115,6 +122,14 @@ Result<std::string> make_temporary_dir() {
     dir += "/" + std::string(kTemporaryPrefix) + "XXXXXX";
     if (::mkdtemp(dir.data()) == nullptr)
         return system_error("cannot create a state directory like " + dir, errno);
+    const std::string mark = dir + "/" + std::string(kTemporaryMark);
+    const shell::Fd marked(::open(mark.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!marked) {
+        const int number = errno;
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+        return system_error("cannot create " + mark, number);
+    }
     return dir;
 }
 

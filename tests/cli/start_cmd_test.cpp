@@ -159,7 +159,8 @@ TEST(Start, AKilledBrokerTakesItsInitialProgramAndWhatItStartedAlong) {
 
 // SIGKILL leaves a broker no time to remove its temporary state directory:
 // the next instance that makes one in the same place removes it. One in use
-// (a daemon's) stays, and goes with its instance.
+// (a daemon's) stays, and goes with its instance; so does a kept state
+// directory named as a temporary one is, whose instance has ended.
 TEST(Start, TheNextInstanceRemovesAKilledOnesTemporaryDirectory) {
     const ScratchDir tmp("gantry-tmpdir");
     const std::string tmpdir = "TMPDIR=" + tmp.path();
@@ -170,24 +171,29 @@ TEST(Start, TheNextInstanceRemovesAKilledOnesTemporaryDirectory) {
         std::sort(names.begin(), names.end());
         return names;
     };
+    const std::string kept = tmp / "gantry-jobs01";
+    ASSERT_EQ(run_gantry({"start", "--state-dir", kept, "true"}).exit_code, 0);
+    ASSERT_TRUE(exists(kept + "/lock"));
     const auto killed = run_program(
         {"env", tmpdir, gantry_binary(), "start", "sh", "-c", "kill -9 $PPID; exec sleep 10"});
     EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
-    const auto left = dirs();
+    auto left = dirs();
+    std::erase(left, kept);
     ASSERT_EQ(left.size(), 1u);
     EXPECT_TRUE(exists(left[0] + "/lock"));
+    EXPECT_TRUE(exists(left[0] + "/temporary"));
     const auto daemon = run_program({"env", tmpdir, gantry_binary(), "start", "--daemon"});
     ASSERT_EQ(daemon.exit_code, 0) << daemon.err;
     const std::string uri = daemon.out.substr(0, daemon.out.find('\n'));
     auto in_use = dirs();
     std::erase(in_use, left[0]);
-    ASSERT_EQ(in_use.size(), 1u);
+    ASSERT_EQ(in_use.size(), 2u);  // the kept one, the daemon's
 
     const auto next = run_program({"env", tmpdir, gantry_binary(), "start", "true"});
     EXPECT_EQ(next.exit_code, 0) << next.err;
     EXPECT_EQ(dirs(), in_use);
     EXPECT_EQ(run_gantry({"shutdown", "--uri", uri}).exit_code, 0);
-    EXPECT_TRUE(eventually([&] { return dirs().empty(); }));
+    EXPECT_TRUE(eventually([&] { return dirs() == std::vector<std::string>{kept}; }));
 }
 
 TEST(Start, ArgumentsAfterTheCommandAreItsOwn) {
