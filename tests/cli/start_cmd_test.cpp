@@ -184,7 +184,14 @@ TEST(Start, TheNextInstanceRemovesAKilledOnesTemporaryDirectory) {
     EXPECT_TRUE(exists(left[0] + "/temporary"));
     const auto daemon = run_program({"env", tmpdir, gantry_binary(), "start", "--daemon"});
     ASSERT_EQ(daemon.exit_code, 0) << daemon.err;
-    const std::string uri = daemon.out.substr(0, daemon.out.find('\n'));
+    // The daemon ends with the test, however the test ends.
+    struct Ends {
+        std::string uri;
+        ~Ends() {
+            if (!uri.empty())
+                (void)run_gantry({"shutdown", "--uri", uri});
+        }
+    } ends{daemon.out.substr(0, daemon.out.find('\n'))};
     auto in_use = dirs();
     std::erase(in_use, left[0]);
     ASSERT_EQ(in_use.size(), 2u);  // the kept one, the daemon's
@@ -192,7 +199,7 @@ TEST(Start, TheNextInstanceRemovesAKilledOnesTemporaryDirectory) {
     const auto next = run_program({"env", tmpdir, gantry_binary(), "start", "true"});
     EXPECT_EQ(next.exit_code, 0) << next.err;
     EXPECT_EQ(dirs(), in_use);
-    EXPECT_EQ(run_gantry({"shutdown", "--uri", uri}).exit_code, 0);
+    EXPECT_EQ(run_gantry({"shutdown", "--uri", std::exchange(ends.uri, {})}).exit_code, 0);
     EXPECT_TRUE(eventually([&] { return dirs() == std::vector<std::string>{kept}; }));
 }
 
