@@ -22,14 +22,23 @@ Error map_inputs_error(const std::string& what) {
     return Error("map_inputs", what);
 }
 
-// A string member of `object`, or why not.
+// The member `name` of `object` when `is_kind` says it is of that kind
+// (`kind`: "a string", "an array"), or why not.
+Result<const Json*> member(const Json& object, const std::string& name, const std::string& where,
+                           bool (Json::*is_kind)() const noexcept, const std::string& kind) {
+    const auto found = object.find(name);
+    if (found == object.end() || !((*found).*is_kind)())
+        return map_inputs_error(where + "\"" + name + "\": expected " + kind + ", not " +
+                                json_type_name(found == object.end() ? Json() : *found));
+    return &*found;
+}
+
 Result<std::string> string_member(const Json& object, const std::string& name,
                                   const std::string& where) {
-    const auto found = object.find(name);
-    if (found == object.end() || !found->is_string())
-        return map_inputs_error(where + "\"" + name + "\": expected a string, not " +
-                                json_type_name(found == object.end() ? Json() : *found));
-    return found->get<std::string>();
+    auto found = member(object, name, where, &Json::is_string, "a string");
+    if (!found)
+        return found.error();
+    return (*found)->get<std::string>();
 }
 
 Result<FileText> file_text_of(const Json& entry, const std::string& where) {
@@ -63,22 +72,20 @@ Result<MapInputs> map_inputs_from_json(const Json& json) {
     if (!hostname)
         return hostname.error();
     inputs.hostname = std::move(*hostname);
-    const auto names = json.find("names");
-    if (names == json.end() || !names->is_array())
-        return map_inputs_error("\"names\": expected an array, not " +
-                                json_type_name(names == json.end() ? Json() : *names));
-    for (const Json& name : *names) {
+    const auto names = member(json, "names", "", &Json::is_array, "an array");
+    if (!names)
+        return names.error();
+    for (const Json& name : **names) {
         if (!name.is_string())
             return map_inputs_error("\"names\": expected strings, found " + json_type_name(name));
         inputs.names.push_back(name.get<std::string>());
     }
-    const auto files = json.find("files");
-    if (files == json.end() || !files->is_array())
-        return map_inputs_error("\"files\": expected an array, not " +
-                                json_type_name(files == json.end() ? Json() : *files));
-    for (std::size_t k = 0; k < files->size(); ++k) {
+    const auto files = member(json, "files", "", &Json::is_array, "an array");
+    if (!files)
+        return files.error();
+    for (std::size_t k = 0; k < (*files)->size(); ++k) {
         const std::string where = "\"files\"[" + std::to_string(k) + "]";
-        const Json& entry = (*files)[k];
+        const Json& entry = (**files)[k];
         auto text = file_text_of(entry, where);
         if (!text)
             return text.error();
