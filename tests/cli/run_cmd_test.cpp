@@ -1,8 +1,10 @@
 // `gantry run --dry-run`: whole outputs and exit codes.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 
+#include "support/crafted_topology.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
 #include "support/vectors.h"
@@ -120,6 +122,21 @@ TEST(RunCommand, PerAppHosts) {
               "Proc JOB[2] Node n1 bound to package[0][core:L0]\n"
               "Proc JOB[3] Node n1 bound to package[0][core:L1]\n"
               "Proc JOB[4] Node n0 bound to package[0][core:L2]\n");
+}
+
+// A topology file hwloc 2.9 crashes on (support/crafted_topology.h) is a
+// user's error, not a crash.
+TEST(RunCommand, ATopologyFileHwlocCannotReadIsAnError) {
+    ScratchDir dir("gantry-run-topology");
+    const std::string path = dir / "crafted.xml";
+    std::ofstream(path) << kXmlHwlocCrashesOn;
+    const auto result = run_gantry({"run", "--dry-run", "--topology", path, "-n", "1", "true"});
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_TRUE(result.err.starts_with("gantry: topology: cannot load XML topology: "))
+        << result.err;
+    EXPECT_TRUE(result.err.ends_with(" in \"" + path + "\"\n")) << result.err;
+    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
+    EXPECT_EQ(result.out, "");
 }
 
 // `--hostfile hosts -H node0 -n 1 a : -H node1,node2 -n 2 b`: the hostfile

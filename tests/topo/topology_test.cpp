@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/crafted_topology.h"
+#include "support/scratch.h"
 #include "support/vectors.h"
 
 namespace gantry {
@@ -123,6 +125,20 @@ TEST(Topology, MissingXmlFileIsAnError) {
     const auto topo = Topology::from_xml("/nonexistent/topology.xml");
     ASSERT_FALSE(topo.ok());
     EXPECT_EQ(topo.error().str().rfind("topology: cannot ", 0), 0u) << topo.error().str();
+}
+
+// Whatever the version of hwloc does with it (crashes, or refuses it), a
+// file given by a user is an error of one line, not the end of the process.
+TEST(Topology, AnXmlFileThatHwlocCrashesOnIsAnError) {
+    test::ScratchDir dir("gantry-topology-test");
+    const std::string path = dir / "crafted.xml";
+    std::ofstream(path) << test::kXmlHwlocCrashesOn;
+    const auto topo = Topology::from_xml(path);
+    ASSERT_FALSE(topo.ok());
+    const std::string message = topo.error().str();
+    EXPECT_TRUE(message.starts_with("topology: cannot load XML topology: ")) << message;
+    EXPECT_TRUE(message.ends_with(" in \"" + path + "\"")) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
 TEST(Topology, LocalMachineHasCoresAndPus) {
