@@ -27,6 +27,7 @@ const std::map<std::string, std::vector<std::string>> kVectorFiles = {
     {"overlay", {}},        // the same
     {"constraint", {}},     // the same
     {"map_inputs", {}},     // the same
+    {"shell_header", {}},   // the same
 };
 
 struct Writer {

@@ -7,6 +7,7 @@
 #include <asio/post.hpp>
 
 #include "broker/exec.h"
+#include "shell/header.h"
 
 namespace gantry::broker {
 
@@ -167,9 +168,8 @@ Result<std::unique_ptr<Execution>> start_node_shell(asio::io_context& loop,
     auto execution = std::make_unique<LocalExecution>(loop, request.job, rank, std::move(events));
     // The shell maps the whole job on the same topologies, and runs the
     // node of its broker's rank.
-    const Json header = {{"id", std::to_string(request.job)}, {"jobspec", request.jobspec},
-                         {"R", request.R.to_json()},          {"rank", rank},
-                         {"topologies", topologies},          {"map_inputs", request.map_inputs}};
+    const Json header = shell::shell_header(std::to_string(request.job), request.jobspec, request.R,
+                                            rank, topologies, request.map_inputs);
     if (auto started = execution->start_shell(shell_program, header); !started)
         return started.error();
     return std::unique_ptr<Execution>(std::move(execution));

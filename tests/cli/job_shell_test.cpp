@@ -153,6 +153,15 @@ TEST(JobShell, RefusesARankOutsideR) {
     no_map_inputs.erase("map_inputs");
     EXPECT_EQ(what_ran(run_job_shell(no_map_inputs)),
               (std::vector<std::string>{"msg gantry: map_inputs: expected an object, not null\n"}));
+    // Once read as a string whatever it was, which ended the shell on an
+    // uncaught exception.
+    Json numbered = header_for(0);
+    numbered["id"] = 9;
+    const ShellRun run_numbered = run_job_shell(numbered);
+    EXPECT_EQ(run_numbered.exit_code, 1);
+    EXPECT_EQ(
+        what_ran(run_numbered),
+        (std::vector<std::string>{"msg gantry: job-shell: the header's \"id\" is not a string\n"}));
 }
 
 // The shell maps the job with what the broker read (map_inputs), not with
