@@ -10,13 +10,14 @@
 # mpi_probe: MPI_Init, an allreduce, MPI_Finalize) on the 4 hosts under
 # gantry and under hydra, and under gantry with its tasks unbound (--bind-to
 # none, as hydra leaves them): the 4 hosts share this machine's cores, and
-# each binds its task to its core 0, the same core for all four. Everything
-# alternates run by run,
+# each binds its task to its core 0, the same core for all four. With
+# OLD_GANTRY, `OLD_GANTRY run -H (the 4) -n N true` too, to compare two
+# builds (a gantry-job-shell beside each). Everything alternates run by run,
 # so that each sees the same machine. Prints the best and median wall time
 # of each. Where the hosts cannot be made here, says why and exits 0.
-# Usage: bench/run_hosts.sh path/to/gantry [RUNS]
+# Usage: bench/run_hosts.sh path/to/gantry [RUNS [OLD_GANTRY]]
 set -eu
-usage="usage: bench/run_hosts.sh path/to/gantry [RUNS]"
+usage="usage: bench/run_hosts.sh path/to/gantry [RUNS [OLD_GANTRY]]"
 : "${1:?$usage}"
 runs=${2:-10}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +34,7 @@ fi
 . "$here/lib/timing.sh"
 LABEL_WIDTH=40
 gantry=$1
+old_gantry=${3:-}
 hosts=${GANTRY_TEST_HOSTS//,/ }
 subnet="${GANTRY_TEST_LOCAL_ADDRESS%.*}.0/24"
 
@@ -49,8 +51,9 @@ four_ssh() {
     return $status
 }
 
+# gantry_run N [BINARY]
 gantry_run() {
-    "$gantry" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n "$1" \
+    "${2:-$gantry}" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n "$1" \
         --oversubscribe true
 }
 
@@ -98,6 +101,9 @@ for ((i = 0; i < runs; i++)); do
     fi
     for n in $sizes; do
         times[gantry$n]="${times[gantry$n]:-} $(wall_ms gantry_run "$n")"
+        if [ -n "$old_gantry" ]; then
+            times[old$n]="${times[old$n]:-} $(wall_ms gantry_run "$n" "$old_gantry")"
+        fi
         times[hydra$n]="${times[hydra$n]:-} $(wall_ms hydra "$n")"
         if [ "$have_ompi" = yes ] && [ -z "${hung[$n]:-}" ]; then
             start=$(date +%s%N)
@@ -115,6 +121,10 @@ summary "4 x ssh HOST true, at once" ${times[floor]}
 for n in $sizes; do
     # shellcheck disable=SC2086
     summary "gantry run -H -n $n" ${times[gantry$n]}
+    if [ -n "$old_gantry" ]; then
+        # shellcheck disable=SC2086
+        summary "OLD_GANTRY run -H -n $n" ${times[old$n]}
+    fi
     # shellcheck disable=SC2086
     summary "mpiexec.hydra -launcher ssh -n $n" ${times[hydra$n]}
     if [ -n "${hung[$n]:-}" ]; then

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "formats/taskmap.h"
@@ -124,32 +125,99 @@ Result<std::string> read_line(int fd) {
 
 }  // namespace
 
-// Rank 0 of launched brokers: every entry in, then each broker's neighbours out.
-Result<Bootstrap::Neighbours> Bootstrap::exchange_launched(const BrokerAddress& own) {
-    auto lines = launched_->read_lines(launch_timeout_);
-    if (!lines)
-        return lines.error();
-    std::vector<BrokerAddress> addresses{own};
-    std::vector<std::string> seen{""};  // where each host reached this one
-    for (std::size_t i = 0; i < lines->size(); ++i) {
-        const std::string& line = (*lines)[i];
-        const auto space = line.find(' ');
-        auto address = parse_address("host " + launched_->host(i), line.substr(0, space));
-        if (!address)
-            return address.error();
-        addresses.push_back(std::move(*address));
-        seen.push_back(space == std::string::npos ? "" : line.substr(space + 1));
+// Rank 0 of launched brokers: each entry in as it comes, each broker's
+// neighbours out as soon as they are all in.
+class Bootstrap::LaunchExchange final : public Bootstrap::Exchange {
+public:
+    LaunchExchange(std::shared_ptr<overlay::LaunchedHosts> hosts, overlay::Tree tree,
+                   const BrokerAddress& own, LaunchEvents events)
+        : hosts_(std::move(hosts)),
+          tree_(tree),
+          events_(std::move(events)),
+          addresses_(tree.size),
+          seen_(tree.size),
+          answered_(tree.size, false) {
+        addresses_[0] = own;
     }
-    // Bound on every interface: each child connects where its ssh
-    // connection reached this host, or else to this host's address on the
-    // route to it.
-    const bool anywhere = own.endpoint.starts_with("tcp://*:");
-    for (overlay::Rank rank = 1; rank < tree_.size; ++rank) {
-        BrokerAddress parent = addresses[*tree_.parent(rank)];
-        if (*tree_.parent(rank) == 0 && anywhere) {
-            std::string address = seen[rank];
+
+    void start(asio::io_context& loop, std::chrono::milliseconds timeout) {
+        reader_ = hosts_->read_lines(
+            loop, timeout,
+            {[this](std::size_t index, const std::string& line) { heard(index, line); },
+             [this] {
+                 if (failed_)
+                     return;
+                 hosts_->pass_errors_on();
+                 events_.done();
+             },
+             [this](const Error& error) { fail(error); }});
+    }
+
+private:
+    // Host `index` (rank index + 1) wrote its entry, and where it reached
+    // this host after a space when it knows.
+    void heard(std::size_t index, const std::string& line) {
+        if (failed_)
+            return;
+        const auto rank = static_cast<overlay::Rank>(index + 1);
+        const auto space = line.find(' ');
+        auto address = parse_address("host " + hosts_->host(index), line.substr(0, space));
+        if (!address) {
+            fail(address.error());
+            return;
+        }
+        addresses_[rank] = std::move(*address);
+        seen_[rank] = space == std::string::npos ? "" : line.substr(space + 1);
+        const overlay::Rank parent = *tree_.parent(rank);
+        if (parent == 0) {
+            keys_.push_back(addresses_[rank]->public_key);
+            events_.authorize(keys_);
+        }
+        // This one, the parent that may have waited for it, and the children
+        // that may have waited for it.
+        answer(rank);
+        if (parent != 0)
+            answer(parent);
+        for (const overlay::Rank child : tree_.children(rank))
+            answer(child);
+    }
+
+    // Writes `rank` its parent's entry, then its children's, once all are in.
+    void answer(overlay::Rank rank) {
+        if (failed_ || answered_[rank] || !addresses_[rank])
+            return;
+        const overlay::Rank above = *tree_.parent(rank);
+        if (!addresses_[above])
+            return;
+        for (const overlay::Rank child : tree_.children(rank))
+            if (!addresses_[child])
+                return;
+        auto parent = parent_address(rank);
+        if (!parent) {
+            fail(parent.error());
+            return;
+        }
+        std::string text = encode_address(*parent) + "\n";
+        for (const overlay::Rank child : tree_.children(rank))
+            text += encode_address(*addresses_[child]) + "\n";
+        if (auto written = hosts_->write(rank - 1, text); !written) {
+            fail(written.error());
+            return;
+        }
+        answered_[rank] = true;
+    }
+
+    // Where `rank` connects. Rank 0 bound on every interface: where the
+    // rank's ssh connection reached this host, or else this host's address
+    // on the route to it.
+    Result<BrokerAddress> parent_address(overlay::Rank rank) const {
+        const overlay::Rank above = *tree_.parent(rank);
+        BrokerAddress parent = *addresses_[above];
+        const std::string& own_endpoint = addresses_[0]->endpoint;
+        if (above == 0 && own_endpoint.starts_with("tcp://*:")) {
+            std::string address = seen_[rank];
             if (address.empty()) {
-                auto routed = overlay::route_source_address(launched_->host(rank - 1));
+                auto routed = overlay::route_source_address(hosts_->host(rank - 1));
                 if (!routed)
                     return Error(std::string(kDomain),
                                  routed.error().message() + ": give --overlay-address");
@@ -157,23 +225,39 @@ Result<Bootstrap::Neighbours> Bootstrap::exchange_launched(const BrokerAddress& 
             }
             const std::string host =
                 address.find(':') != std::string::npos ? "[" + address + "]" : address;
-            parent.endpoint = "tcp://" + host + own.endpoint.substr(std::string("tcp://*").size());
+            parent.endpoint = "tcp://" + host + own_endpoint.substr(std::string("tcp://*").size());
         }
-        if (const overlay::Rank above = *tree_.parent(rank); parent.endpoint.empty())
-            return Error(std::string(kDomain), (above == 0 ? std::string("rank 0")
-                                                           : "host " + launched_->host(above - 1)) +
-                                                   " published no endpoint for its children");
-        std::string text = encode_address(parent) + "\n";
-        for (const overlay::Rank child : tree_.children(rank))
-            text += encode_address(addresses[child]) + "\n";
-        if (auto written = launched_->write(rank - 1, text); !written)
-            return written.error();
+        if (parent.endpoint.empty())
+            return Error(std::string(kDomain),
+                         (above == 0 ? std::string("rank 0") : "host " + hosts_->host(above - 1)) +
+                             " published no endpoint for its children");
+        return parent;
     }
-    launched_->pass_errors_on();
-    Neighbours neighbours;
-    for (const overlay::Rank child : tree_.children(0))
-        neighbours.children.push_back(addresses[child]);
-    return neighbours;
+
+    void fail(const Error& error) {
+        if (failed_)
+            return;
+        failed_ = true;
+        events_.failed(error);
+    }
+
+    std::shared_ptr<overlay::LaunchedHosts> hosts_;
+    overlay::Tree tree_;
+    LaunchEvents events_;
+    std::vector<std::optional<BrokerAddress>> addresses_;  // by rank, as they come
+    std::vector<std::string> seen_;  // where each host reached this one, if it knows
+    std::vector<bool> answered_;
+    std::vector<std::string> keys_;  // of rank 0's children heard from
+    bool failed_ = false;
+    std::unique_ptr<overlay::LaunchedHosts::LineReader> reader_;  // last: stopped first
+};
+
+std::unique_ptr<Bootstrap::Exchange> Bootstrap::exchange_launched(asio::io_context& loop,
+                                                                  const BrokerAddress& own,
+                                                                  LaunchEvents events) {
+    auto exchange = std::make_unique<LaunchExchange>(launched_, tree_, own, std::move(events));
+    exchange->start(loop, launch_timeout_);
+    return exchange;
 }
 
 // A broker a launcher started: its entry out, its neighbours in.
@@ -205,7 +289,7 @@ Result<Bootstrap::Neighbours> Bootstrap::exchange_stream(const BrokerAddress& ow
 
 Result<Bootstrap::Neighbours> Bootstrap::exchange(const BrokerAddress& own) {
     if (launched_)
-        return exchange_launched(own);
+        return Error(std::string(kDomain), "rank 0 of launched brokers exchanges in its loop");
     if (stream_in_ >= 0)
         return exchange_stream(own);
     if (config_) {

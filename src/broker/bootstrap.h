@@ -17,12 +17,15 @@
 // `gantry start -H HOSTS` is its own launcher: rank 0 starts a broker on
 // each other host through a launch agent (overlay/launch_agent.h), whose
 // stdin and stdout carry the same entries as lines: each broker writes its
-// own, and rank 0, once it has them all, writes each its parent's, then its
-// children's. No key leaves its broker but the public one, and only over
-// the agent's channel (ssh's: authenticated and encrypted).
+// own, and rank 0 reads them in its event loop as they come and writes each
+// broker its parent's, then its children's, as soon as it has those: a host
+// that answered joins while the others are still being reached. No key
+// leaves its broker but the public one, and only over the agent's channel
+// (ssh's: authenticated and encrypted).
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +33,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <asio/io_context.hpp>
 
 #include "overlay/broker_address.h"
 #include "overlay/certificate.h"
@@ -96,11 +101,36 @@ public:
     // Under PMI: publishes `own`, waits for every broker to have published,
     // and reads the parent's and children's entries, then finalizes PMI.
     // Configured: the configuration's addresses and the instance's key.
+    // From a stream: writes `own`, reads the neighbours. Not for rank 0 of
+    // launched brokers (launched()), whose exchange is exchange_launched.
     Result<Neighbours> exchange(const BrokerAddress& own);
 
+    // Rank 0 of brokers it launched (from_launched).
+    bool launched() const { return launched_ != nullptr; }
+    // What becomes of the launched brokers' exchange. No handler may end
+    // the exchange.
+    struct LaunchEvents {
+        // The keys of rank 0's children heard from so far: let them in
+        // (each comes before the child is answered, and so connects).
+        std::function<void(std::vector<std::string> keys)> authorize;
+        // Every host answered; their agents' stderr is passed on from now.
+        std::function<void()> done;
+        // One line naming the host at fault; the exchange is over.
+        std::function<void(const Error&)> failed;
+    };
+    class Exchange {
+    public:
+        virtual ~Exchange() = default;  // stops it
+    };
+    // Reads each launched broker's entry in `loop` as it comes (each host
+    // has the launch timeout in all), and answers each broker once its
+    // parent's and children's entries are in.
+    std::unique_ptr<Exchange> exchange_launched(asio::io_context& loop, const BrokerAddress& own,
+                                                LaunchEvents events);
+
 private:
+    class LaunchExchange;
     Bootstrap(overlay::Rank rank, overlay::Tree tree) : rank_(rank), tree_(tree) {}
-    Result<Neighbours> exchange_launched(const BrokerAddress& own);
     Result<Neighbours> exchange_stream(const BrokerAddress& own);
 
     overlay::Rank rank_ = 0;

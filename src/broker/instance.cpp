@@ -317,13 +317,33 @@ Status Instance::join_overlay() {
     events.refused = [](const std::string& why) {
         std::cerr << "gantry: instance: " << why << '\n';
     };
+    // Launched brokers join as they are answered; the time to join runs
+    // from when the last is.
+    events.launched = [this](const Status& answered) {
+        if (answered) {
+            start_join_timer();
+            return;
+        }
+        if (ending_)
+            return;
+        std::cerr << "gantry: " << answered.error().str() << '\n';
+        exit_code_ = 1;
+        end();
+    };
     auto membership =
         Membership::join(loop_, broker_, *options_.bootstrap, options_.membership, events);
     if (!membership)
         return membership.error();
     membership_ = std::move(*membership);
     up_ = IdSet{0};
-    join_timer_ = std::make_unique<asio::steady_timer>(loop_, options_.join_timeout);
+    join_timer_ = std::make_unique<asio::steady_timer>(loop_);
+    if (!options_.bootstrap->launched())
+        start_join_timer();
+    return {};
+}
+
+void Instance::start_join_timer() {
+    join_timer_->expires_after(options_.join_timeout);
     join_timer_->async_wait([this](const asio::error_code& failure) {
         if (failure || ready_)
             return;
@@ -334,7 +354,6 @@ Status Instance::join_overlay() {
         exit_code_ = 1;
         end();
     });
-    return {};
 }
 
 void Instance::register_overlay_methods() {

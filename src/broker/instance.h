@@ -137,6 +137,7 @@ private:
     void register_methods();
     // Many brokers: the overlay, the other ranks' joins and losses.
     Status join_overlay();
+    void start_join_timer();
     void register_overlay_methods();
     void rank_joined(const overlay::Message& request, Responder& responder);
     void ranks_lost(const IdSet& ranks, const std::string& why);

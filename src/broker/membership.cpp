@@ -54,8 +54,22 @@ Result<std::unique_ptr<Membership>> Membership::join(asio::io_context& loop, Bro
     membership->overlay_ = std::move(*overlay);
     membership->peers_ = std::make_unique<Peers>(*membership->overlay_, broker);
 
-    auto neighbours = bootstrap.exchange(
-        BrokerAddress{membership->overlay_->endpoint(), certificate->public_key});
+    const BrokerAddress own{membership->overlay_->endpoint(), certificate->public_key};
+    if (bootstrap.launched()) {
+        membership->launch_ = bootstrap.exchange_launched(
+            loop, own,
+            {[self](std::vector<std::string> keys) { self->overlay_->authorize(std::move(keys)); },
+             [self] {
+                 if (self->events_.launched)
+                     self->events_.launched(Status{});
+             },
+             [self](const Error& error) {
+                 if (self->events_.launched)
+                     self->events_.launched(error);
+             }});
+        return membership;
+    }
+    auto neighbours = bootstrap.exchange(own);
     if (!neighbours)
         return neighbours.error();
     std::vector<std::string> keys;

@@ -42,10 +42,15 @@ public:
         std::function<void(const std::string& why)> parent_lost;
         // A peer failed the CURVE handshake (overlay.h).
         std::function<void(const std::string& why)> refused;
+        // Rank 0 of brokers it launched (Bootstrap::launched()): every host
+        // was answered, or the launch failed (one line naming the host).
+        std::function<void(const Status& answered)> launched;
     };
 
     // Makes the key pair, binds, exchanges addresses through `bootstrap`
-    // and connects to the parent.
+    // and connects to the parent. Rank 0 of brokers it launched exchanges
+    // in `loop` instead, from when it runs: each child is let in as it is
+    // heard from, and events.launched says how it ended.
     static Result<std::unique_ptr<Membership>> join(asio::io_context& loop, Broker& broker,
                                                     Bootstrap& bootstrap,
                                                     const MembershipOptions& options,
@@ -67,6 +72,7 @@ private:
     Events events_;
     std::unique_ptr<overlay::Overlay> overlay_;
     std::unique_ptr<Peers> peers_;
+    std::unique_ptr<Bootstrap::Exchange> launch_;  // last: its events use the above
 };
 
 }  // namespace gantry::broker

@@ -488,15 +488,8 @@ int start_on_hosts(const Options& options, std::vector<std::string> command,
     if (!instance)
         return runtime_failure(instance.error());
     const auto exit_code = broker::run_instance(std::move(*instance));
-    // Ended while the hosts were reached: as the initial program would
-    // have been, by the signal, and the agents at once.
-    const int signal = hosts ? hosts->interrupted_by() : 0;
     if (hosts)
-        hosts->finish(signal != 0 ? std::chrono::seconds(0) : std::chrono::seconds(2));
-    if (!exit_code && signal != 0) {
-        std::cerr << "gantry: " << broker::interrupted_before_ready(signal) << '\n';
-        return 128 + signal;
-    }
+        hosts->finish(std::chrono::seconds(2));
     if (!exit_code)
         return runtime_failure(exit_code.error());
     return *exit_code;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +12,9 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/steady_timer.hpp>
 
 #include "util/duration.h"
 #include "util/spawn.h"
@@ -124,9 +126,6 @@ Result<std::unique_ptr<LaunchedHosts>> LaunchedHosts::start(const std::vector<st
     for (const int signal : {SIGINT, SIGTERM, SIGHUP})
         sigaddset(&interrupts, signal);
     ::pthread_sigmask(SIG_BLOCK, &interrupts, nullptr);
-    launched->interrupts_ = ::signalfd(-1, &interrupts, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (launched->interrupts_ < 0)
-        return error(std::string("signalfd: ") + std::strerror(errno));
     for (Launch& launch : launches) {
         int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
         if (::pipe2(in, O_CLOEXEC) != 0)
@@ -173,7 +172,6 @@ Result<std::unique_ptr<LaunchedHosts>> LaunchedHosts::start(const std::vector<st
 
 LaunchedHosts::~LaunchedHosts() {
     finish(std::chrono::milliseconds(0));
-    close_fd(interrupts_);
 }
 
 std::string LaunchedHosts::why_ended(Host& host) {
@@ -194,66 +192,147 @@ std::string LaunchedHosts::why_ended(Host& host) {
     return text + " before its broker started" + (said.empty() ? "" : ": " + said);
 }
 
-Result<std::vector<std::string>> LaunchedHosts::read_lines(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::vector<std::string> lines(hosts_.size());
-    std::vector<bool> done(hosts_.size(), false);
-    std::size_t left = hosts_.size();
-    while (left > 0) {
-        std::vector<pollfd> fds;
-        std::vector<std::pair<std::size_t, bool>> owners;  // host, is stdout
-        for (std::size_t i = 0; i < hosts_.size(); ++i) {
-            if (!done[i] && hosts_[i].output >= 0) {
-                fds.push_back({hosts_[i].output, POLLIN, 0});
-                owners.emplace_back(i, true);
-            }
-            if (hosts_[i].errors >= 0) {
-                fds.push_back({hosts_[i].errors, POLLIN, 0});
-                owners.emplace_back(i, false);
+// Each agent's stdout until its broker's line, and its stderr (held in
+// error_buffer) until every line is in, watched in the event loop through
+// descriptors that are let go of, never closed, when the reading ends: the
+// agents' pipes stay LaunchedHosts'. The handlers of waits still pending
+// then find the state gone.
+class LaunchedHosts::Reader final : public LaunchedHosts::LineReader {
+public:
+    Reader(LaunchedHosts& launched, asio::io_context& loop, std::chrono::milliseconds timeout,
+           LineHandlers handlers)
+        : state_(std::make_shared<State>(launched, loop, timeout, std::move(handlers))) {
+        State::start(state_);
+    }
+    ~Reader() override { state_->stop(); }
+
+private:
+    using Descriptor = asio::posix::stream_descriptor;
+
+    struct State {
+        State(LaunchedHosts& launched, asio::io_context& loop, std::chrono::milliseconds timeout,
+              LineHandlers handlers)
+            : launched(launched), handlers(std::move(handlers)), timeout(timeout), timer(loop) {
+            for (Host& host : launched.hosts_) {
+                outputs.emplace_back(std::make_unique<Descriptor>(loop, host.output));
+                errors.emplace_back(
+                    host.errors >= 0 ? std::make_unique<Descriptor>(loop, host.errors) : nullptr);
             }
         }
-        const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (remaining.count() <= 0) {
-            for (std::size_t i = 0; i < hosts_.size(); ++i)
-                if (!done[i]) {
-                    const std::string said = last_line(hosts_[i].error_buffer);
-                    return error("host " + hosts_[i].host + ": no broker answered within " +
-                                 format_duration(timeout) + (said.empty() ? "" : ": " + said));
-                }
-        }
-        fds.push_back({interrupts_, POLLIN, 0});  // the last: no host's
-        const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(remaining.count()));
-        if (ready < 0 && errno != EINTR)
-            return error(std::string("poll: ") + std::strerror(errno));
-        if (signalfd_siginfo info{};
-            fds.back().revents != 0 && ::read(interrupts_, &info, sizeof info) == sizeof info) {
-            interrupted_by_ = static_cast<int>(info.ssi_signo);
-            const char* name = ::sigabbrev_np(interrupted_by_);
-            return error(std::string("interrupted by SIG") + (name ? name : "?"));
-        }
-        for (std::size_t k = 0; ready > 0 && k < owners.size(); ++k) {
-            if (fds[k].revents == 0)
-                continue;
-            Host& host = hosts_[owners[k].first];
-            if (!owners[k].second) {
-                if (!read_some(host.errors, host.error_buffer))
-                    close_fd(host.errors);
-                continue;
+
+        static void start(const std::shared_ptr<State>& self) {
+            for (std::size_t i = 0; i < self->outputs.size(); ++i) {
+                watch_output(self, i);
+                watch_errors(self, i);
             }
+            self->timer.expires_after(self->timeout);
+            self->timer.async_wait([weak = std::weak_ptr(self)](const asio::error_code& failure) {
+                if (const auto self = weak.lock(); self && !failure && !self->stopped)
+                    self->time_out();
+            });
+        }
+
+        static void watch_output(const std::shared_ptr<State>& self, std::size_t index) {
+            self->outputs[index]->async_wait(
+                Descriptor::wait_read,
+                [weak = std::weak_ptr(self), index](const asio::error_code& failure) {
+                    if (const auto self = weak.lock(); self && !failure && !self->stopped)
+                        self->output_ready(self, index);
+                });
+        }
+
+        static void watch_errors(const std::shared_ptr<State>& self, std::size_t index) {
+            if (!self->errors[index])
+                return;
+            self->errors[index]->async_wait(
+                Descriptor::wait_read,
+                [weak = std::weak_ptr(self), index](const asio::error_code& failure) {
+                    if (const auto self = weak.lock(); self && !failure && !self->stopped)
+                        self->errors_ready(self, index);
+                });
+        }
+
+        void output_ready(const std::shared_ptr<State>& self, std::size_t index) {
+            Host& host = launched.hosts_[index];
             const bool open = read_some(host.output, host.read);
             const auto newline = host.read.find('\n');
-            if (newline != std::string::npos) {
-                lines[owners[k].first] = host.read.substr(0, newline);
-                host.read.erase(0, newline + 1);
-                done[owners[k].first] = true;
-                --left;
-            } else if (!open) {
-                return error("host " + host.host + ": " + why_ended(host));
+            if (newline == std::string::npos) {
+                if (!open) {
+                    stop();
+                    handlers.failed(error("host " + host.host + ": " + launched.why_ended(host)));
+                    return;
+                }
+                watch_output(self, index);
+                return;
             }
+            const std::string line = host.read.substr(0, newline);
+            host.read.erase(0, newline + 1);
+            host.answered = true;
+            // What follows on the stream is not the launcher's to read.
+            let_go(outputs[index]);
+            handlers.line(index, line);
+            if (stopped || ++answered < outputs.size())
+                return;
+            stop();
+            handlers.done();
         }
-    }
-    return lines;
+
+        void errors_ready(const std::shared_ptr<State>& self, std::size_t index) {
+            Host& host = launched.hosts_[index];
+            if (read_some(host.errors, host.error_buffer)) {
+                watch_errors(self, index);
+                return;
+            }
+            let_go(errors[index]);
+            close_fd(host.errors);
+        }
+
+        void time_out() {
+            for (const Host& host : launched.hosts_)
+                if (!host.answered) {
+                    const std::string said = last_line(host.error_buffer);
+                    stop();
+                    handlers.failed(error("host " + host.host + ": no broker answered within " +
+                                          format_duration(timeout) +
+                                          (said.empty() ? "" : ": " + said)));
+                    return;
+                }
+        }
+
+        static void let_go(std::unique_ptr<Descriptor>& descriptor) {
+            if (descriptor) {
+                asio::error_code ignored;
+                descriptor->cancel(ignored);
+                (void)descriptor->release();
+            }
+            descriptor.reset();
+        }
+
+        void stop() {
+            stopped = true;
+            timer.cancel();
+            for (auto& descriptor : outputs)
+                let_go(descriptor);
+            for (auto& descriptor : errors)
+                let_go(descriptor);
+        }
+
+        LaunchedHosts& launched;
+        LineHandlers handlers;
+        std::chrono::milliseconds timeout;
+        asio::steady_timer timer;
+        std::vector<std::unique_ptr<Descriptor>> outputs;
+        std::vector<std::unique_ptr<Descriptor>> errors;
+        std::size_t answered = 0;
+        bool stopped = false;
+    };
+
+    std::shared_ptr<State> state_;
+};
+
+std::unique_ptr<LaunchedHosts::LineReader> LaunchedHosts::read_lines(
+    asio::io_context& loop, std::chrono::milliseconds timeout, LineHandlers handlers) {
+    return std::make_unique<Reader>(*this, loop, timeout, std::move(handlers));
 }
 
 Status LaunchedHosts::write(std::size_t index, std::string_view text) {
@@ -340,8 +419,14 @@ void LaunchedHosts::wait_for_an_end(std::chrono::milliseconds timeout) const {
 }
 
 void LaunchedHosts::finish(std::chrono::milliseconds grace) {
-    for (Host& host : hosts_)
+    bool terminated = false;
+    for (Host& host : hosts_) {
         close_fd(host.input);
+        if (!host.answered && host.pid > 0) {
+            ::kill(-host.group, SIGTERM);
+            terminated = true;
+        }
+    }
     const auto reap = [this](bool block) {
         bool all = true;
         for (Host& host : hosts_) {
@@ -365,13 +450,12 @@ void LaunchedHosts::finish(std::chrono::milliseconds grace) {
         }
     };
     wait_until(std::chrono::steady_clock::now() + grace);
-    bool any = false;
     for (const Host& host : hosts_)
         if (host.pid > 0) {
             ::kill(-host.group, SIGTERM);
-            any = true;
+            terminated = true;
         }
-    if (any) {
+    if (terminated) {
         wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(1));
         // An agent that went on TERM may leave what it started: its group
         // goes whole.

@@ -4,19 +4,24 @@
 // agent's standard input and output, which carry the bootstrap (lines, see
 // broker/bootstrap.h) and then serve as its lifeline: when the launcher
 // closes its end (or dies), the agent passes the end of input on and the
-// broker ends. Whatever the agent or the broker writes on stderr is held
-// while the brokers start, so that a host that cannot be reached is told in
-// one line, then passed on as it comes.
+// broker ends. The brokers' lines are read in the launcher's event loop as
+// they come, so that it serves the hosts that answered while the others
+// are still being reached. Whatever the agent or the broker writes on
+// stderr is held while the brokers start, so that a host that cannot be
+// reached is told in one line, then passed on as it comes.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <asio/io_context.hpp>
 
 #include "util/error.h"
 
@@ -47,9 +52,8 @@ public:
     //
     // From here on SIGINT, SIGTERM and SIGHUP are blocked in the calling
     // thread (and the threads it starts later), so that one that comes
-    // while the hosts are reached ends read_lines rather than this process,
-    // whose agents would then run on: whoever handles them afterwards (the
-    // instance's event loop) unblocks them.
+    // before the event loop handles them (the instance's, which unblocks
+    // them) does not end this process while its agents run on.
     static Result<std::unique_ptr<LaunchedHosts>> start(const std::vector<std::string>& agent,
                                                         std::vector<Launch> launches);
     LaunchedHosts(const LaunchedHosts&) = delete;
@@ -59,13 +63,28 @@ public:
     std::size_t size() const { return hosts_.size(); }
     const std::string& host(std::size_t index) const { return hosts_[index].host; }
 
-    // One line from each host's broker, in host order, within `timeout`.
-    // Error (one line, naming the host): an agent that ended first (with
-    // the last line it wrote on stderr, as ssh says why), a host silent
-    // for `timeout`, or one of the signals above (interrupted_by()).
-    Result<std::vector<std::string>> read_lines(std::chrono::milliseconds timeout);
-    // The signal that ended read_lines; 0 if none did.
-    int interrupted_by() const { return interrupted_by_; }
+    // What becomes of the brokers' lines (read_lines). No handler may
+    // destroy the reader.
+    struct LineHandlers {
+        // Host `index`'s broker wrote `line` (without its newline).
+        std::function<void(std::size_t index, const std::string& line)> line;
+        // Every host's line is in; the agents' stderr is left to
+        // pass_errors_on.
+        std::function<void()> done;
+        // One line naming the host: an agent that ended first (with the
+        // last line it wrote on stderr, as ssh says why), or a host silent
+        // for the whole timeout. Nothing is read after it.
+        std::function<void(const Error&)> failed;
+    };
+    class LineReader {
+    public:
+        virtual ~LineReader() = default;  // stops reading
+    };
+    // Reads one line from each host's broker in `loop`, as they come,
+    // within `timeout` in all.
+    std::unique_ptr<LineReader> read_lines(asio::io_context& loop,
+                                           std::chrono::milliseconds timeout,
+                                           LineHandlers handlers);
     // Writes `text` to the broker of host `index`.
     Status write(std::size_t index, std::string_view text);
     // From now on each agent's stderr goes to this process's as it comes.
@@ -73,10 +92,13 @@ public:
     // Closes every lifeline, waits up to `grace` for the agents to end, then
     // ends those left (SIGTERM to each one's process group, then SIGKILL a
     // second later to every group, whatever an agent left behind), and
-    // reaps them.
+    // reaps them. An agent whose broker never wrote its line gets no grace:
+    // it is still connecting, or its host is silent, and nothing there has
+    // anything to wind down.
     void finish(std::chrono::milliseconds grace);
 
 private:
+    class Reader;
     void wait_for_an_end(std::chrono::milliseconds timeout) const;
 
     struct Host {
@@ -87,14 +109,13 @@ private:
         int output = -1;           // the agent's stdout
         int errors = -1;           // the agent's stderr
         std::string read;          // output not yet taken as a line
+        bool answered = false;     // its line is in
         std::string error_buffer;  // stderr held while the brokers start
     };
     LaunchedHosts() = default;
     std::string why_ended(Host& host);
 
     std::vector<Host> hosts_;
-    int interrupts_ = -1;  // a signalfd of the blocked signals
-    int interrupted_by_ = 0;
     std::thread relay_;
     int relay_stop_ = -1;  // the write end of a pipe that stops the relay
 };

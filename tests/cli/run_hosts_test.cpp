@@ -85,13 +85,14 @@ TEST_F(RunHosts, HostsByAddressAndAHostfileOnlyThisMachineHas) {
 // A launch agent that, as rsh, does not say over there where it came from
 // (no SSH_CONNECTION): each host is told this machine's address on the
 // route to it, found here for each host as named; a name that does not
-// resolve here needs --overlay-address, and says so in one line.
+// resolve here needs --overlay-address, and says so in one line (one such
+// name: of several, the one heard from first is named).
 TEST_F(RunHosts, AnAgentThatIsNotSsh) {
     const auto result =
         run("printf '#!/bin/sh\\nh=$1; shift\\nexec %s \"$h\" \"unset SSH_CONNECTION; $*\"\\n' "
             "$GANTRY_TEST_SSH > agent; chmod +x agent; export GANTRY_LAUNCH_AGENT=./agent; "
             "set -- $GANTRY_TEST_ADDRESSES; $g run -H $1,$2 -n 2 --label-io hostname | sort; "
-            "$g run -H host0,host1 -n 2 hostname; echo exit $?; "
+            "$g run -H host0,$2 -n 2 hostname; echo exit $?; "
             "$g run -H host0,host1 -n 2 --overlay-address $GANTRY_TEST_LOCAL_ADDRESS --label-io "
             "hostname | sort");
     if (result.exit_code == kSkipped)

@@ -1,18 +1,21 @@
 // Brokers started through a launch agent: the agent's words, the command
-// line it hands the remote shell, and the processes: one line from each,
-// a host that fails or stays silent named in one line, the lifeline, and
-// nothing left once finished. The agent here is a real command that runs
-// the command line on this machine (sh -c), as any agent may.
+// line it hands the remote shell, and the processes: one line from each, as
+// they come, in an event loop; a host that fails or stays silent named in
+// one line, the lifeline, and nothing left once finished. The agent here is a real command that
+// runs the command line on this machine (sh -c), as any agent may.
 #include "overlay/launch_agent.h"
 
 #include <signal.h>
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <asio/io_context.hpp>
 
 #include "support/run_command.h"
 #include "support/scratch.h"
@@ -37,6 +40,50 @@ TEST(LaunchAgent, TheCommandLineForTheRemoteShell) {
               "'/opt/my dir/gantry' 'it'\\''s' '' 'a;b' '$HOME'");
 }
 
+// What the brokers' lines came to: each host's line, the order the hosts
+// were heard in, and the end (done, or the error).
+struct Heard {
+    std::vector<std::string> lines;
+    std::vector<std::size_t> order;
+    bool done = false;
+    std::optional<std::string> error;
+};
+
+// Reads the lines in a loop of its own until done or failed.
+Heard read_lines(LaunchedHosts& hosts, std::chrono::milliseconds timeout) {
+    asio::io_context loop;
+    Heard heard;
+    heard.lines.resize(hosts.size());
+    const auto reader = hosts.read_lines(loop, timeout,
+                                         {[&heard](std::size_t index, const std::string& line) {
+                                              heard.lines[index] = line;
+                                              heard.order.push_back(index);
+                                          },
+                                          [&heard, &loop] {
+                                              heard.done = true;
+                                              loop.stop();
+                                          },
+                                          [&heard, &loop](const Error& error) {
+                                              heard.error = error.str();
+                                              loop.stop();
+                                          }});
+    loop.run();
+    return heard;
+}
+
+// What pgrep -f finds of `pattern` once the processes sent SIGKILL have
+// had a moment (up to 1 s) to exit.
+std::string left_running(const std::string& pattern) {
+    std::string found;
+    for (int i = 0; i < 100; ++i) {
+        found = test::run_program({"pgrep", "-f", pattern}).out;
+        if (found.empty())
+            break;
+        std::this_thread::sleep_for(10ms);
+    }
+    return found;
+}
+
 class Launched : public ::testing::Test {
 protected:
     // An agent that runs the command line here, host aside.
@@ -49,16 +96,19 @@ protected:
     test::ScratchDir scratch_{"launch-agent-test"};
 };
 
-TEST_F(Launched, OneLineFromEachHostInOrder) {
+// Each line as it comes: the host that answers first is heard first.
+TEST_F(Launched, OneLineFromEachHostAsTheyCome) {
     auto hosts =
         LaunchedHosts::start(agent(), {{"h1", {"sh", "-c", "sleep 0.2; echo one; cat > /dev/null"}},
                                        {"h2", {"sh", "-c", "echo two; cat > /dev/null"}}});
     ASSERT_TRUE(hosts) << hosts.error().str();
     EXPECT_EQ((*hosts)->size(), 2u);
     EXPECT_EQ((*hosts)->host(1), "h2");
-    const auto lines = (*hosts)->read_lines(5s);
-    ASSERT_TRUE(lines) << lines.error().str();
-    EXPECT_EQ(*lines, (std::vector<std::string>{"one", "two"}));
+    const Heard heard = read_lines(**hosts, 5s);
+    EXPECT_EQ(heard.error, std::nullopt);
+    EXPECT_TRUE(heard.done);
+    EXPECT_EQ(heard.lines, (std::vector<std::string>{"one", "two"}));
+    EXPECT_EQ(heard.order, (std::vector<std::size_t>{1, 0}));
     // What is written goes to the broker's stdin; closing it ends `cat`.
     EXPECT_TRUE((*hosts)->write(0, "neighbours\n"));
     const auto started = std::chrono::steady_clock::now();
@@ -71,9 +121,9 @@ TEST_F(Launched, AnAgentThatEndsFirstIsNamedWithItsLastWords) {
         agent(), {{"h1", {"sh", "-c", "echo one; cat > /dev/null"}},
                   {"h2", {"sh", "-c", "echo warning >&2; echo 'no route to h2' >&2; exit 255"}}});
     ASSERT_TRUE(hosts) << hosts.error().str();
-    const auto lines = (*hosts)->read_lines(5s);
-    ASSERT_FALSE(lines);
-    EXPECT_EQ(lines.error().str(),
+    const Heard heard = read_lines(**hosts, 5s);
+    EXPECT_FALSE(heard.done);
+    EXPECT_EQ(heard.error,
               "launch: host h2: the launch agent ended (exit 255) before its broker started: no "
               "route to h2");
 }
@@ -95,17 +145,29 @@ TEST_F(Launched, ASilentHostIsNamedAndKilled) {
     auto hosts = LaunchedHosts::start(
         agent(), {{"h1", {"sh", "-c", "echo $$ > " + pid_file + "; trap '' TERM; sleep 30.125"}}});
     ASSERT_TRUE(hosts) << hosts.error().str();
-    EXPECT_EQ((*hosts)->read_lines(300ms).error().str(),
-              "launch: host h1: no broker answered within 300ms");
+    EXPECT_EQ(read_lines(**hosts, 300ms).error, "launch: host h1: no broker answered within 300ms");
     (*hosts)->finish(100ms);
-    EXPECT_EQ(test::run_program({"pgrep", "-f", "sleep 30.125"}).out, "");
+    EXPECT_EQ(left_running("sleep 30.125"), "");
+}
+
+// An agent whose broker never answered is ended at once when the launch
+// is given up, without the grace the others get to wind down.
+TEST_F(Launched, AHostThatNeverAnsweredGetsNoGrace) {
+    auto hosts = LaunchedHosts::start(agent(), {{"h1", {"sh", "-c", "echo one; cat > /dev/null"}},
+                                                {"h2", {"sh", "-c", "sleep 30.375"}}});
+    ASSERT_TRUE(hosts) << hosts.error().str();
+    EXPECT_EQ(read_lines(**hosts, 300ms).error, "launch: host h2: no broker answered within 300ms");
+    const auto started = std::chrono::steady_clock::now();
+    (*hosts)->finish(10s);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+    EXPECT_EQ(left_running("sleep 30.375"), "");
 }
 
 TEST_F(Launched, StderrIsPassedOnOnceStarted) {
     auto hosts = LaunchedHosts::start(
         agent(), {{"h1", {"sh", "-c", "echo early >&2; echo line; sleep 0.2; echo late >&2"}}});
     ASSERT_TRUE(hosts) << hosts.error().str();
-    ASSERT_TRUE((*hosts)->read_lines(5s));
+    ASSERT_TRUE(read_lines(**hosts, 5s).done);
     testing::internal::CaptureStderr();
     (*hosts)->pass_errors_on();
     (*hosts)->finish(5s);
