@@ -104,6 +104,22 @@ TEST_F(RunHosts, AnAgentThatIsNotSsh) {
     expect_nothing_left();
 }
 
+// A tree of brokers deeper than one level (--fanout 1: a chain of the three
+// hosts below rank 0): each broker is answered once its parent and its
+// child have been heard from, whatever order they answer in, and the
+// instance runs across all three.
+TEST_F(RunHosts, AChainOfBrokersJoins) {
+    const auto result =
+        run("$g start -H host0,host1,host2 --fanout 1 $g run -N 3 -n 3 --label-io hostname | "
+            "sort");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out, "0: host0\n1: host1\n2: host2\nleft:\n");
+    expect_nothing_left();
+}
+
 // MPICH across the hosts: PMI over the instance's overlay, two ranks a host.
 TEST_F(RunHosts, MpichRunsAcrossThreeHosts) {
     const auto result =
