@@ -697,6 +697,8 @@ Result<int> Instance::run() {
     loop_.run();
     signals_.clear();
     sigaction(SIGPIPE, &old_sigpipe, nullptr);
+    if (options_.loop_ended)
+        options_.loop_ended();
     return exit_code_;
 }
 

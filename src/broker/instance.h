@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -74,6 +75,10 @@ struct InstanceOptions {
     // The initial program, forked already (prepared_program.h): started
     // where `initial_program` would be, which then only names it.
     std::optional<PreparedProgram> prepared_program = std::nullopt;
+    // Called once the event loop has ended (the other brokers shut down),
+    // before the instance is torn down: `gantry start -H` closes the
+    // hosts' lifelines then, so that their agents end meanwhile.
+    std::function<void()> loop_ended = nullptr;
 };
 
 // What is said when `signal` ends an instance before every broker joined.

@@ -487,6 +487,8 @@ int start_on_hosts(const Options& options, std::vector<std::string> command,
         launched_instance(options, *launch, std::move(command), membership, hosts, initial);
     if (!instance)
         return runtime_failure(instance.error());
+    if (hosts)
+        instance->loop_ended = [&hosts] { hosts->close_lifelines(); };
     const auto exit_code = broker::run_instance(std::move(*instance));
     if (hosts)
         hosts->finish(std::chrono::seconds(2));

@@ -418,15 +418,18 @@ void LaunchedHosts::wait_for_an_end(std::chrono::milliseconds timeout) const {
         ::close(end.fd);
 }
 
-void LaunchedHosts::finish(std::chrono::milliseconds grace) {
-    bool terminated = false;
+void LaunchedHosts::close_lifelines() {
     for (Host& host : hosts_) {
         close_fd(host.input);
-        if (!host.answered && host.pid > 0) {
+        if (!host.answered && host.pid > 0 && !host.terminated) {
             ::kill(-host.group, SIGTERM);
-            terminated = true;
+            host.terminated = true;
         }
     }
+}
+
+void LaunchedHosts::finish(std::chrono::milliseconds grace) {
+    close_lifelines();
     const auto reap = [this](bool block) {
         bool all = true;
         for (Host& host : hosts_) {
@@ -450,12 +453,13 @@ void LaunchedHosts::finish(std::chrono::milliseconds grace) {
         }
     };
     wait_until(std::chrono::steady_clock::now() + grace);
-    for (const Host& host : hosts_)
+    for (Host& host : hosts_)
         if (host.pid > 0) {
             ::kill(-host.group, SIGTERM);
-            terminated = true;
+            host.terminated = true;
         }
-    if (terminated) {
+    if (std::any_of(hosts_.begin(), hosts_.end(),
+                    [](const Host& host) { return host.terminated; })) {
         wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(1));
         // An agent that went on TERM may leave what it started: its group
         // goes whole.

@@ -89,12 +89,16 @@ public:
     Status write(std::size_t index, std::string_view text);
     // From now on each agent's stderr goes to this process's as it comes.
     void pass_errors_on();
-    // Closes every lifeline, waits up to `grace` for the agents to end, then
-    // ends those left (SIGTERM to each one's process group, then SIGKILL a
-    // second later to every group, whatever an agent left behind), and
-    // reaps them. An agent whose broker never wrote its line gets no grace:
-    // it is still connecting, or its host is silent, and nothing there has
-    // anything to wind down.
+    // Closes every lifeline, so that the brokers end and their agents with
+    // them, and ends at once (SIGTERM to its process group) each agent
+    // whose broker never wrote its line: it is still connecting, or its
+    // host is silent, and nothing there has anything to wind down. Then
+    // finish() waits for the agents.
+    void close_lifelines();
+    // close_lifelines() if not done yet, waits up to `grace` for the agents
+    // to end, then ends those left (SIGTERM to each one's process group,
+    // then SIGKILL a second later to every group, whatever an agent left
+    // behind), and reaps them.
     void finish(std::chrono::milliseconds grace);
 
 private:
@@ -110,6 +114,7 @@ private:
         int errors = -1;           // the agent's stderr
         std::string read;          // output not yet taken as a line
         bool answered = false;     // its line is in
+        bool terminated = false;   // sent SIGTERM
         std::string error_buffer;  // stderr held while the brokers start
     };
     LaunchedHosts() = default;

@@ -221,6 +221,25 @@ TEST_F(RunHosts, KillNineOfTheRunLeavesNothing) {
     expect_nothing_left();
 }
 
+// kill -9 of gantry run while the hosts are reached, one broker joined and
+// the other host's still to start (its command there waits first): the
+// joined broker's lifeline ends, and so does the other's as soon as it
+// starts; nothing is left on either host.
+TEST_F(RunHosts, KillNineWhileTheHostsAreReachedLeavesNothing) {
+    const auto result =
+        run("printf '#!/bin/sh\\nh=$1; shift\\n[ \"$h\" = host1 ] && set -- \"sleep 1.25; $*\"\\n"
+            "exec \"%s\" \"$h\" \"$@\"\\n' $GANTRY_TEST_SSH > agent; chmod +x agent; "
+            "set -- $GANTRY_TEST_NETNS; ns=$1; "
+            "TMPDIR=$PWD $g run --launch-agent ./agent -H host0,host1 -n 2 true & "
+            "until ip netns pids $ns | xargs -r ps -o comm= -p | grep -qx gantry; do sleep 0.05; "
+            "done; sleep 0.3; kill -9 $!; wait $! 2>/dev/null; echo exit $?; sleep 2.5");
+    if (result.exit_code == kSkipped)
+        GTEST_SKIP() << result.out;
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_EQ(result.out, "exit 137\nleft:\n");
+    expect_nothing_left();
+}
+
 // Ctrl-C or SIGTERM while the hosts are still being reached (agents that
 // take their time) ends the run at once, as the job would have ended, with
 // the agents: none is left to connect later.
