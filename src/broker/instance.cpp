@@ -173,6 +173,13 @@ void give_terminal(pid_t group) {
     sigprocmask(SIG_SETMASK, &old, nullptr);
 }
 
+// What is said when `signal` ends an instance before every broker joined.
+std::string interrupted_before_ready(int signal) {
+    const char* name = ::sigabbrev_np(signal);
+    return std::string("SIG") + (name ? name : "?") +
+           " before every broker joined: the initial program did not run";
+}
+
 }  // namespace
 
 Result<ResourceSet> local_inventory(const Topology& machine) {
@@ -855,12 +862,6 @@ void Instance::end() {
         jobs_->stop(close);
     else
         close();
-}
-
-std::string interrupted_before_ready(int signal) {
-    const char* name = ::sigabbrev_np(signal);
-    return std::string("SIG") + (name ? name : "?") +
-           " before every broker joined: the initial program did not run";
 }
 
 Result<int> run_instance(InstanceOptions options) {

@@ -81,9 +81,6 @@ struct InstanceOptions {
     std::function<void()> loop_ended = nullptr;
 };
 
-// What is said when `signal` ends an instance before every broker joined.
-std::string interrupted_before_ready(int signal);
-
 // This machine as an inventory: rank 0 with its host name and the cores and
 // GPUs of `machine`, its topology (as `gantry R encode --local`).
 Result<ResourceSet> local_inventory(const Topology& machine);

@@ -56,12 +56,11 @@ int job_shell_main(int, char**) {
     auto map = map_jobspec(spec, header->inputs, header->R);
     if (!map)
         return report(map.error().str());
-    const std::size_t node = header->node;
     auto settings = shell::launch_settings(spec, *map, header->id);
     if (!settings)
         return report(settings.error().str());
     std::string warning;
-    auto job = shell::node_job(spec, *map, node, *settings, warning);
+    auto job = shell::node_job(spec, *map, header->node, *settings, warning);
     if (!job)
         return report(job.error().str());
     if (!warning.empty())
@@ -70,7 +69,7 @@ int job_shell_main(int, char**) {
         for (shell::Task& task : job->tasks)
             task.cpus_os = IdSet{};
     else
-        shell::confine_unbound_tasks_to_allocation(*job, map->nodes[node]);
+        shell::confine_unbound_tasks_to_allocation(*job, map->nodes[header->node]);
     job->supervisor_fd = kSupervisorFd;
     // The tasks of other nodes are in other shells: the broker gathers
     // every node's barrier.

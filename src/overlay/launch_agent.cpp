@@ -271,7 +271,8 @@ private:
             // What follows on the stream is not the launcher's to read.
             let_go(outputs[index]);
             handlers.line(index, line);
-            if (stopped || ++answered < outputs.size())
+            if (stopped || !std::all_of(launched.hosts_.begin(), launched.hosts_.end(),
+                                        [](const Host& each) { return each.answered; }))
                 return;
             stop();
             handlers.done();
@@ -323,7 +324,6 @@ private:
         asio::steady_timer timer;
         std::vector<std::unique_ptr<Descriptor>> outputs;
         std::vector<std::unique_ptr<Descriptor>> errors;
-        std::size_t answered = 0;
         bool stopped = false;
     };
 
