@@ -25,6 +25,11 @@ namespace {
 constexpr std::size_t kReadAhead = std::size_t{64} << 10;
 // A client that leaves this many bytes of replies unread is disconnected.
 constexpr std::size_t kMaxQueued = std::size_t{64} << 20;
+// A stream that paces itself (Responder::behind) waits while this many bytes
+// of replies are unread, and goes on once no more than kCaughtUp are: well
+// below kMaxQueued, and enough to keep the client busy meanwhile.
+constexpr std::size_t kBehind = std::size_t{4} << 20;
+constexpr std::size_t kCaughtUp = std::size_t{1} << 20;
 
 std::string whole_line(const Error& error) {
     return "gantry: " + error.str();
@@ -71,6 +76,10 @@ public:
     // `gone` is posted on the loop when the connection closes, unless the
     // broker goes first.
     void when_closed(std::function<void()> gone) { on_close_.push_back(std::move(gone)); }
+    bool behind() const { return queued_ >= kBehind; }
+    // `ready` is posted on the loop once no more than kCaughtUp bytes wait,
+    // or the connection closes.
+    void when_caught_up(std::function<void()> ready);
     void post(std::function<void()> work) { asio::post(socket_.get_executor(), std::move(work)); }
 
 private:
@@ -97,6 +106,7 @@ private:
     bool quiescing_ = false;
     bool closed_ = false;
     std::vector<std::function<void()>> on_close_;
+    std::vector<std::function<void()>> on_caught_up_;
 };
 
 // Each reply of a call goes to the client's session or, for a request from
@@ -184,6 +194,21 @@ bool Responder::connected() const {
         return true;  // the overlay says when a broker is lost
     const auto client = call_->session.lock();
     return client && client->open();
+}
+
+bool Responder::behind() const {
+    const auto client = call_->session.lock();
+    return client && client->open() && client->behind();
+}
+
+void Responder::when_caught_up(std::function<void()> ready) const {
+    const auto client = call_->session.lock();
+    if (client && client->open() && client->behind()) {
+        client->when_caught_up(std::move(ready));
+        return;
+    }
+    if (client)
+        client->post(std::move(ready));
 }
 
 void Responder::when_disconnected(std::function<void()> gone) const {
@@ -325,6 +350,14 @@ void Session::send(std::string line) {
     write_next();
 }
 
+void Session::when_caught_up(std::function<void()> ready) {
+    if (closed_ || queued_ <= kCaughtUp) {
+        post(std::move(ready));
+        return;
+    }
+    on_caught_up_.push_back(std::move(ready));
+}
+
 void Session::write_next() {
     if (writing_ || closed_)
         return;
@@ -347,6 +380,9 @@ void Session::write_next() {
                           }
                           self->queued_ -= self->output_.front().size();
                           self->output_.pop_front();
+                          if (self->queued_ <= kCaughtUp)
+                              for (auto& ready : std::exchange(self->on_caught_up_, {}))
+                                  self->post(std::move(ready));
                           self->write_next();
                       });
 }
@@ -362,6 +398,8 @@ void Session::close() {
     if (broker_) {
         for (auto& gone : std::exchange(on_close_, {}))
             post(std::move(gone));
+        for (auto& ready : std::exchange(on_caught_up_, {}))
+            post(std::move(ready));
         auto self = shared_from_this();
         broker_->remove(self);
         broker_->check_drained();

@@ -78,6 +78,13 @@ public:
     bool done() const;
     // The client is still connected (a stream may stop when it is not).
     bool connected() const;
+    // The client leaves so many bytes of replies unread that a stream should
+    // wait for when_caught_up() before it sends more (a client sent more
+    // than it reads at all is disconnected). Never for another broker.
+    bool behind() const;
+    // `ready` runs on the loop once the client has read most of what waits,
+    // or its connection has closed (at once, posted, when either is so).
+    void when_caught_up(std::function<void()> ready) const;
     // `gone` runs on the loop once the client's connection closes (at once,
     // posted, when it already has); never when the broker is destroyed first.
     void when_disconnected(std::function<void()> gone) const;

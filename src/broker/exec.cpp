@@ -300,7 +300,12 @@ void ShellProcess::read_records() {
                                         break;
                                     handlers_.record(std::move(**record));
                                 }
-                                read_records();
+                                const auto resume = [this, alive = std::weak_ptr<bool>(alive_)] {
+                                    if (!alive.expired())
+                                        read_records();
+                                };
+                                if (!handlers_.hold || !handlers_.hold(resume))
+                                    read_records();
                             });
 }
 

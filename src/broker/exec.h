@@ -70,6 +70,10 @@ public:
         std::function<void(const Error& error)> broken;
         // The shell process has ended and every record it sent was handled.
         std::function<void(int wait_status)> ended;
+        // Asked after each read of records: true to read no more until
+        // `resume` is called (whatever the records went to is full), so
+        // that the shell, and then its tasks, wait in write. Unset: never.
+        std::function<bool(std::function<void()> resume)> hold = nullptr;
     };
 
     // Starts `program job-shell` with `header` (one JSON document) on its fd 4.
@@ -120,6 +124,7 @@ private:
     std::optional<int> wait_status_;  // once reaped
     bool socket_done_ = false;        // end of file, or broken
     bool ended_ = false;
+    std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for a held read's resume
 };
 
 }  // namespace gantry::broker

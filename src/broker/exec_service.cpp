@@ -27,6 +27,7 @@ public:
             [this](shell::records::Record&& record) { on_record(std::move(record)); },
             [this](const Error& error) { events_.exception("exec", error); },
             [this](int wait_status) { on_shell_end(wait_status); },
+            events_.hold_output,
         };
         auto process = ShellProcess::start(loop_, program, header, std::move(handlers));
         if (!process)

@@ -76,6 +76,10 @@ struct ExecEvents {
     std::function<void(std::uint32_t rank, std::uint32_t task, std::uint32_t node,
                        const std::string& key)>
         modex = nullptr;
+    // Asked after each batch of a shell's records: true when what `output`
+    // sends to is full, and the shell is read no further until `resume` is
+    // called (ShellProcess::Handlers::hold). Unset: never.
+    std::function<bool(std::function<void()> resume)> hold_output = nullptr;
 };
 
 // What to run: the job's tasks as `jobspec` (placed) says, inside `R`.

@@ -120,6 +120,7 @@ struct JobManager::Impl {
         bool follow = true;
         std::uint64_t event_seq = 0;
         std::uint64_t output_seq = 0;
+        bool waiting_for_reader = false;  // to read what was sent: see feed()
     };
     struct AllWaiter {
         Responder responder;
@@ -247,7 +248,8 @@ struct JobManager::Impl {
     Result<Json> summary(JobId id);
     void touch(JobId id);
     void pump();
-    bool feed(Follower& follower);
+    bool feed(const std::shared_ptr<Follower>& follower);
+    void wait_for_reader(const std::shared_ptr<Follower>& follower);
     void forget(const std::shared_ptr<Follower>& follower);
     void follow(Responder responder, JobId id, bool output, bool keep_following);
     void register_output_methods();

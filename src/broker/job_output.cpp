@@ -101,18 +101,27 @@ void JobManager::Impl::pump() {
         for (auto it = first; it != last; ++it)
             of_job.push_back(it->second);
         for (const auto& follower : of_job)
-            if (!feed(*follower))
+            if (!feed(follower))
                 forget(follower);
     }
 }
 
-// Sends what the follower has not seen; false once it is done with.
-bool JobManager::Impl::feed(Follower& follower) {
+// Sends what the follower has not seen; false once it is done with. An
+// attached client is sent output at the pace it reads it: the rest stays in
+// the store, and the events and the end wait behind it, in order.
+bool JobManager::Impl::feed(const std::shared_ptr<Follower>& waiting) {
+    Follower& follower = *waiting;
     if (!follower.responder.connected() || follower.responder.done())
         return false;
+    if (follower.waiting_for_reader)
+        return true;
     const bool ended = !active.contains(follower.id);
     if (follower.output) {
         for (;;) {
+            if (follower.responder.behind()) {
+                wait_for_reader(waiting);
+                return true;
+            }
             auto chunks =
                 store.output(follower.id, {follower.output_seq, std::nullopt, kReplyBytes});
             if (!chunks) {
@@ -157,6 +166,20 @@ bool JobManager::Impl::feed(Follower& follower) {
     return true;
 }
 
+// Feeds the follower again once its client has read most of what waits
+// (or has gone, which feed() then finds).
+// The follower is this manager's alone: while it lives, so does the manager.
+void JobManager::Impl::wait_for_reader(const std::shared_ptr<Follower>& follower) {
+    follower->waiting_for_reader = true;
+    follower->responder.when_caught_up([this, weak = std::weak_ptr<Follower>(follower)] {
+        const auto follower = weak.lock();
+        if (!follower)
+            return;
+        follower->waiting_for_reader = false;
+        touch(follower->id);
+    });
+}
+
 void JobManager::Impl::forget(const std::shared_ptr<Follower>& follower) {
     const auto [first, last] = followers.equal_range(follower->id);
     for (auto it = first; it != last; ++it)
@@ -177,7 +200,7 @@ void JobManager::Impl::follow(Responder responder, JobId id, bool output, bool k
     if (output)
         follower->responder.more({{"jobspec", *parse_json("jobspec", record->jobspec)}});
     check(store.flush());
-    if (feed(*follower))
+    if (feed(follower))
         followers.emplace(id, follower);
 }
 

@@ -40,6 +40,9 @@ public:
     // The same, from this broker as the instance owner.
     void call(overlay::Rank rank, std::string method, Json params, OnReply on_reply);
 
+    // The overlay the calls go through.
+    overlay::Overlay& overlay() { return overlay_; }
+
     // For the overlay's handlers.
     void receive_request(overlay::Message&& request);
     void receive_reply(overlay::Reply&& reply);

@@ -463,6 +463,7 @@ NodeExec::NodeExec(asio::io_context& loop, Broker& broker, Peers& peers, const o
                    std::string shell_program)
     : loop_(loop),
       broker_(broker),
+      peers_(peers),
       shell_program_(std::move(shell_program)),
       fences_(broker, peers, tree,
               [this](std::uint64_t job, const std::string& merged) {
@@ -573,6 +574,14 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
                        {"stream", stream_name(output.kind)},
                        {"task", output.task_rank},
                        {"data", base64_encode(output.bytes)}});
+    };
+    // Output goes up to rank 0 no faster than the way up takes it.
+    events.hold_output = [this](std::function<void()> resume) {
+        overlay::Overlay& overlay = peers_.overlay();
+        if (!overlay.parent_congested())
+            return false;
+        overlay.when_parent_has_room(std::move(resume));
+        return true;
     };
     events.task_end = [replies](const TaskEnd& end) { replies->task_end(end); };
     // The barrier goes up the tree; rank 0 hears once that the job's

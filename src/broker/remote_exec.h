@@ -84,6 +84,7 @@ private:
 
     asio::io_context& loop_;
     Broker& broker_;
+    Peers& peers_;
     std::string shell_program_;
     std::map<std::uint64_t, std::unique_ptr<Running>> executions_;
     FenceTree fences_;  // after executions_, which its handlers read

@@ -26,6 +26,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kDomain = "overlay";
+// Messages a socket's handler takes in one turn of the event loop.
+constexpr std::size_t kReceiveBatch = 64;
 
 // The endpoint on which libzmq asks a context's ZAP handler about each
 // handshake (RFC 27).
@@ -159,6 +161,8 @@ struct Overlay::State : std::enable_shared_from_this<State> {
     bool parent_connected = false;   // a TCP connection is open, since connect()
     bool parent_handshaken = false;  // and its CURVE handshake succeeded
     std::deque<Frames> parent_outbox;
+    std::size_t parent_outbox_bytes = 0;
+    std::vector<std::function<void()>> on_parent_room;  // when_parent_has_room()
 
     Rank self() const { return options.rank; }
     std::optional<Rank> parent_rank() const { return options.tree.parent(self()); }
@@ -203,9 +207,16 @@ struct Overlay::State : std::enable_shared_from_this<State> {
     }
 
     // Sends what waits and receives what came, while ZMQ_EVENTS says either
-    // can go on; then waits for ZMQ_FD again.
+    // can go on; then waits for ZMQ_FD again. At most kReceiveBatch messages
+    // a turn: then the loop's other work (timers, the heartbeat among them;
+    // signals; clients) goes first, however fast messages come.
     void drain(const std::shared_ptr<Watched>& w) {
+        std::size_t received = 0;
         for (bool progress = true; progress && current(w);) {
+            if (received == kReceiveBatch) {
+                kick(w);
+                return;
+            }
             progress = false;
             int events = 0;
             try {
@@ -215,8 +226,10 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             }
             if ((events & ZMQ_POLLOUT) && flush(w))
                 progress = true;
-            if ((events & ZMQ_POLLIN) && current(w) && receive(w))
+            if ((events & ZMQ_POLLIN) && current(w) && receive(w)) {
                 progress = true;
+                ++received;
+            }
         }
         if (current(w))
             watch(w);
@@ -255,9 +268,12 @@ struct Overlay::State : std::enable_shared_from_this<State> {
                 const auto result = send_frames(*w, nullptr, parent_outbox.front());
                 if (!result)
                     break;
+                parent_outbox_bytes -= bytes_of(parent_outbox.front());
                 parent_outbox.pop_front();
                 sent = true;
             }
+            if (parent_outbox_bytes <= Overlay::kParentRoom)
+                make_room_up();
         } else if (w == children) {
             for (auto& [rank, child] : up) {
                 while (!child.outbox.empty()) {
@@ -323,7 +339,21 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         kick(children);
     }
 
+    static std::size_t bytes_of(const Frames& frames) {
+        std::size_t bytes = 0;
+        for (const std::string& frame : frames)
+            bytes += frame.size();
+        return bytes;
+    }
+
+    // Those waiting for room on the way up go on.
+    void make_room_up() {
+        for (auto& room : std::exchange(on_parent_room, {}))
+            asio::post(loop, std::move(room));
+    }
+
     void to_parent(Frames frames) {
+        parent_outbox_bytes += bytes_of(frames);
         parent_outbox.push_back(std::move(frames));
         kick(parent);
     }
@@ -624,6 +654,8 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         parent_state = ParentState::kLost;
         const std::deque<Frames> unsent = std::move(parent_outbox);
         parent_outbox.clear();
+        parent_outbox_bytes = 0;
+        make_room_up();
         for (const Frames& frames : unsent)
             undeliverable(frames);
         for (auto* w : {&parent, &parent_monitor})
@@ -737,6 +769,8 @@ struct Overlay::State : std::enable_shared_from_this<State> {
                 w->reset();
             }
         parent_outbox.clear();
+        parent_outbox_bytes = 0;
+        make_room_up();
         parent_state = ParentState::kNone;
         parent_endpoint = parent_endpoint_given;
         parent_connected = false;
@@ -881,6 +915,18 @@ std::vector<Rank> Overlay::children_up() const {
     for (const auto& [rank, child] : state_->up)
         ranks.push_back(rank);
     return ranks;
+}
+
+bool Overlay::parent_congested() const {
+    return state_->parent_outbox_bytes >= kParentBacklog;
+}
+
+void Overlay::when_parent_has_room(std::function<void()> room) {
+    if (state_->parent_outbox_bytes <= kParentRoom) {
+        asio::post(state_->loop, std::move(room));
+        return;
+    }
+    state_->on_parent_room.push_back(std::move(room));
 }
 
 bool Overlay::parent_up() const {

@@ -124,6 +124,17 @@ public:
     // "a reply with no route" when the route is empty.
     Status send_reply(Reply reply);
 
+    // So many bytes wait to go up to the parent (ZeroMQ's own queue full)
+    // that what sends them should wait for when_parent_has_room(): a node's
+    // job shells are read no further meanwhile, so that their tasks block
+    // in write rather than this broker's memory growing.
+    bool parent_congested() const;
+    // `room` runs (posted on the loop) once at most kParentRoom bytes wait
+    // to go up, or the parent is lost, or connect() is called again.
+    void when_parent_has_room(std::function<void()> room);
+    static constexpr std::size_t kParentBacklog = std::size_t{8} << 20;
+    static constexpr std::size_t kParentRoom = std::size_t{2} << 20;
+
     // The children that are up now, ascending.
     std::vector<Rank> children_up() const;
     // Whether the parent answered hello and was not lost since.

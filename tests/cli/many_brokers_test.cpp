@@ -137,6 +137,30 @@ TEST(ManyBrokers, OutputAndStdinCrossNodes) {
     EXPECT_EQ(result.err, "1: from-1\n");
 }
 
+// A reader that takes nothing until the tasks are done gets every byte
+// they wrote, under an instance of one broker and across an overlay (rank
+// 1's output goes up no faster than rank 0 takes it): 80 MB, more than a
+// client may leave unread, which once ended the front end with "lost the
+// connection to the instance" (the rest is sent as the reader takes it).
+TEST(ManyBrokers, AReaderSlowerThanTheOutputMissesNothing) {
+    const ScratchDir dir;
+    // Each task writes 40 MB, then says so in a file; the reader starts
+    // once both have (a minute at most).
+    const std::string script =
+        "g=" + gantry_binary() + "; d=" + dir.path() +
+        "\n"
+        "tasks() { echo \"yes | head -c 40000000; touch $d/$1.\\$GANTRY_TASK_RANK\"; }\n"
+        "later() { for i in $(seq 600); do [ -e $d/$1.0 ] && [ -e $d/$1.1 ] && break; "
+        "sleep 0.1; done; wc -c; }\n"
+        "$g start -- $g run -n 2 --oversubscribe sh -c \"$(tasks one)\" | later one\n"
+        "echo \"exit ${PIPESTATUS[0]}\"\n"
+        "$g start --test-size=2 -- $g run -N 2 -n 2 sh -c \"$(tasks two)\" | later two\n"
+        "echo \"exit ${PIPESTATUS[0]}\"\n";
+    const auto result = run_program({"bash", "-c", script});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.out, "80000000\nexit 0\n80000000\nexit 0\n");
+}
+
 // kill -9 of rank 1's broker while a job runs there: its node is lost within
 // --lost-after, the job gets a node-failure exception and its tasks on rank
 // 0 are killed; nothing it started is left.

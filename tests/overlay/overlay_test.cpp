@@ -537,6 +537,38 @@ TEST(OverlayTest, ASilentParentIsLostOnce) {
     }
 }
 
+// A parent that reads nothing: what ZeroMQ cannot take waits in the
+// child's outbox, which says it is congested past kParentBacklog bytes and
+// has room again once the parent reads; everything arrives, in order.
+TEST(OverlayTest, AParentThatReadsNothingCongestsTheWayUp) {
+    asio::io_context loop;
+    asio::io_context frozen;
+    Instance instance(
+        Tree{2, 2}, [&](Rank rank) -> asio::io_context& { return rank == 0 ? frozen : loop; },
+        100ms, 10000ms);
+    ASSERT_TRUE(run_until({&loop, &frozen}, [&] { return instance.all_up(); }));
+    const std::string pad(16384, 'x');
+    constexpr int kRequests = 3000;  // 48 MiB: more than ZeroMQ's queue of 1000 messages
+    for (int id = 1; id <= kRequests; ++id)
+        ASSERT_TRUE(instance[1].overlay->send(request_to(0, id, Json{{"pad", pad}})));
+    run_for(loop, 200ms);
+    ASSERT_TRUE(instance[1].overlay->parent_congested());
+    bool room = false;
+    instance[1].overlay->when_parent_has_room([&] { room = true; });
+    run_for(loop, 100ms);
+    EXPECT_FALSE(room);
+    ASSERT_TRUE(run_until(
+        {&frozen, &loop}, [&] { return room; }, 10000ms));
+    EXPECT_FALSE(instance[1].overlay->parent_congested());
+    ASSERT_TRUE(run_until(
+        {&frozen, &loop}, [&] { return instance[1].replies.size() == kRequests; }, 20000ms));
+    ASSERT_EQ(instance[0].requests.size(), std::size_t{kRequests});
+    for (int i = 0; i < kRequests; ++i)
+        ASSERT_EQ(instance[0].requests[i].id, i + 1);
+    EXPECT_TRUE(instance[0].lost.empty());
+    EXPECT_TRUE(instance[1].parent_lost.empty());
+}
+
 // A parent whose broker is not there (yet): the child waits hello_timeout
 // for a connection, libzmq trying again, then says where it looked.
 TEST(OverlayTest, AParentThatIsNotThereIsGivenUpAfterTheHelloTimeout) {
