@@ -2,8 +2,11 @@
 # Output throughput: 100 MB of 80-byte lines written by 1 and by 8 tasks,
 # through `gantry run` into /dev/null, against the same writers started by
 # the floor program (their output straight to /dev/null) and under MPICH's
-# mpiexec.hydra. Prints GB/s (best of RUNS) and gantry's largest resident
-# set, which must not grow with the bytes written.
+# mpiexec.hydra; and 2 tasks on an instance of 2 brokers (`gantry start
+# --test-size 2`), the second one's output going up the overlay. Prints
+# GB/s (best of RUNS) and gantry's largest resident set (of any of its
+# processes, the brokers included), which must not grow with the bytes
+# written.
 # Usage: bench/io.sh path/to/gantry [RUNS]
 set -eu
 gantry=${1:?usage: bench/io.sh path/to/gantry [RUNS]}
@@ -39,4 +42,13 @@ for tasks in 1 8; do
         echo "gantry memory, $tasks task(s), $bytes bytes: $("$floor" -r 1 "$gantry" run --oversubscribe \
             -n "$tasks" "$writer" $((bytes / tasks)) 2>&1 > /dev/null | sed 's/max_rss_kib=//') KiB"
     done
+done
+echo "== 2 tasks on 2 brokers x $((total / 2)) bytes"
+instance="$gantry start --test-size 2 -- $gantry run -N 2 -n 2 $writer"
+# shellcheck disable=SC2086 # $instance is words
+echo "gantry  $(best_gbps $instance $((total / 2)))"
+for bytes in 10000000 100000000 1000000000; do
+    # shellcheck disable=SC2086
+    echo "gantry memory, 2 brokers, $bytes bytes: $("$floor" -r 1 $instance $((bytes / 2)) 2>&1 \
+        > /dev/null | sed 's/max_rss_kib=//') KiB"
 done

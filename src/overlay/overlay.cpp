@@ -28,6 +28,11 @@ using Clock = std::chrono::steady_clock;
 constexpr std::string_view kDomain = "overlay";
 // Messages a socket's handler takes in one turn of the event loop.
 constexpr std::size_t kReceiveBatch = 64;
+// Messages ZeroMQ queues each way on a connection (its default: 1000). What
+// it cannot take waits in the broker's outboxes, which are bounded for
+// output (Overlay::parent_congested); so is then the memory a flood of
+// output holds: a message of output is up to about 90 KB.
+constexpr int kQueuedMessages = 100;
 
 // The endpoint on which libzmq asks a context's ZAP handler about each
 // handshake (RFC 27).
@@ -734,6 +739,8 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             zmq::socket_t router(context, zmq::socket_type::router);
             router.set(zmq::sockopt::linger, 0);
             router.set(zmq::sockopt::router_mandatory, true);
+            router.set(zmq::sockopt::sndhwm, kQueuedMessages);
+            router.set(zmq::sockopt::rcvhwm, kQueuedMessages);
             router.set(zmq::sockopt::maxmsgsize, kMaxFrame);
             router.set(zmq::sockopt::curve_server, true);
             set_key(router, ZMQ_CURVE_SECRETKEY, options.certificate.secret_key);
@@ -786,6 +793,8 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             // keeps what is sent until the connection is back.
             dealer.set(zmq::sockopt::immediate, false);
             dealer.set(zmq::sockopt::maxmsgsize, kMaxFrame);
+            dealer.set(zmq::sockopt::sndhwm, kQueuedMessages);
+            dealer.set(zmq::sockopt::rcvhwm, kQueuedMessages);
             dealer.set(zmq::sockopt::routing_id, new_routing_id(self()));
             set_key(dealer, ZMQ_CURVE_SERVERKEY, options.parent_public_key);
             set_key(dealer, ZMQ_CURVE_PUBLICKEY, options.certificate.public_key);
