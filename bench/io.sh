@@ -6,7 +6,7 @@
 # --test-size 2`), the second one's output going up the overlay. Prints
 # GB/s (best of RUNS) and gantry's largest resident set (of any of its
 # processes, the brokers included), which must not grow with the bytes
-# written.
+# written; nor with 1 GB of stdin that the task reads late.
 # Usage: bench/io.sh path/to/gantry [RUNS]
 set -eu
 gantry=${1:?usage: bench/io.sh path/to/gantry [RUNS]}
@@ -52,3 +52,15 @@ for bytes in 10000000 100000000 1000000000; do
     echo "gantry memory, 2 brokers, $bytes bytes: $("$floor" -r 1 $instance $((bytes / 2)) 2>&1 \
         > /dev/null | sed 's/max_rss_kib=//') KiB"
 done
+
+# stdin_rss CMD...: gantry's largest resident set while CMD's one task gets
+# 1 GB on stdin, which it starts reading 2 s late.
+stdin_rss() {
+    head -c 1000000000 /dev/zero |
+        "$floor" -r 1 "$@" sh -c 'sleep 2; wc -c > /dev/null' 2>&1 | sed 's/max_rss_kib=//'
+}
+echo "== stdin: 1 GB to a task that reads it 2 s late"
+echo "gantry memory, gantry run: $(stdin_rss "$gantry" run -n 1) KiB"
+echo "gantry memory, in an instance: $(stdin_rss "$gantry" start -- "$gantry" run -n 1) KiB"
+echo "gantry memory, on rank 1 of 2 brokers: $(stdin_rss "$gantry" start --test-size 2 -- \
+    "$gantry" run -n 1 --requires host:node1) KiB"

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include <asio/post.hpp>
 #include <asio/write.hpp>
 
 #include "pmix/server.h"
@@ -102,40 +103,65 @@ void WriteQueue::write(std::string_view bytes) {
     write_some();
 }
 
+void WriteQueue::when_room(std::function<void()> room) {
+    waiting_for_room_.push_back(std::move(room));
+    make_room();
+}
+
+void WriteQueue::make_room() {
+    if (waiting_for_room_.empty() ||
+        (writing_buffer_.size() - written_ + queue_.size() > kRoom && !closed()))
+        return;
+    for (auto& room : std::exchange(waiting_for_room_, {}))
+        asio::post(stream_.get_executor(), std::move(room));
+}
+
 void WriteQueue::close_when_written() {
     closing_ = true;
-    if (!writing_ && queue_.empty() && stream_.is_open())
+    if (!writing_ && written_ == writing_buffer_.size() && queue_.empty() && stream_.is_open())
         stream_.close();
 }
 
 void WriteQueue::write_some() {
     if (writing_)
         return;
-    if (queue_.empty()) {
+    if (written_ == writing_buffer_.size()) {
+        writing_buffer_.clear();
+        written_ = 0;
+        writing_buffer_.swap(queue_);
+    }
+    if (writing_buffer_.empty()) {
         if (closing_ && stream_.is_open())
             stream_.close();
         return;
     }
     writing_ = true;
-    // The queue may be gone when the write completes (a job shell that
-    // ended while a signal or stdin was on its way to it): a write done
-    // before the destruction still has its completion to run.
-    stream_.async_write_some(asio::buffer(queue_),
-                             [this, alive = std::weak_ptr<bool>(alive_)](
-                                 const asio::error_code& failure, std::size_t written) {
-                                 if (alive.expired())
-                                     return;
-                                 writing_ = false;
-                                 if (failure) {
-                                     // The reader has gone: nothing more to say to it.
-                                     queue_.clear();
-                                     if (stream_.is_open())
-                                         stream_.close();
-                                     return;
-                                 }
-                                 queue_.erase(0, written);
-                                 write_some();
-                             });
+    // The bytes being written stay where they are until the write
+    // completes: what is queued meanwhile goes to queue_, whose growth
+    // would move them. The queue may be gone when the write completes (a
+    // job shell that ended while a signal or stdin was on its way to it): a
+    // write done before the destruction still has its completion to run.
+    stream_.async_write_some(
+        asio::buffer(writing_buffer_.data() + written_, writing_buffer_.size() - written_),
+        [this, alive = std::weak_ptr<bool>(alive_)](const asio::error_code& failure,
+                                                    std::size_t written) {
+            if (alive.expired())
+                return;
+            writing_ = false;
+            if (failure) {
+                // The reader has gone: nothing more to say to it.
+                writing_buffer_.clear();
+                written_ = 0;
+                queue_.clear();
+                if (stream_.is_open())
+                    stream_.close();
+                make_room();
+                return;
+            }
+            written_ += written;
+            make_room();
+            write_some();
+        });
 }
 
 std::string job_shell_beside(const std::filesystem::path& gantry) {
@@ -268,6 +294,13 @@ Status ShellProcess::write_stdin(std::string_view bytes) {
         return Error(std::string(kDomain), "the job's stdin is closed");
     stdin_->write(bytes);
     return {};
+}
+
+void ShellProcess::when_stdin_room(std::function<void()> room) {
+    if (stdin_)
+        stdin_->when_room(std::move(room));
+    else
+        asio::post(loop_, std::move(room));
 }
 
 void ShellProcess::close_stdin() {

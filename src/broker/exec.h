@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <asio/io_context.hpp>
 #include <asio/posix/stream_descriptor.hpp>
@@ -42,12 +43,20 @@ public:
     // Closes the descriptor once everything queued is written.
     void close_when_written();
     bool closed() const { return !stream_.is_open(); }
+    // `room` runs (posted on the loop) once at most kRoom bytes wait, or the
+    // descriptor is closed; dropped if the queue goes first.
+    void when_room(std::function<void()> room);
+    static constexpr std::size_t kRoom = std::size_t{1} << 20;
 
 private:
     void write_some();
+    void make_room();
 
     asio::posix::stream_descriptor stream_;
-    std::string queue_;
+    std::string writing_buffer_;  // what the writes under way read from
+    std::size_t written_ = 0;     // of writing_buffer_
+    std::string queue_;           // what comes after it
+    std::vector<std::function<void()>> waiting_for_room_;
     bool writing_ = false;
     bool closing_ = false;
     // Held by the queue alone: a completion that finds it expired does not
@@ -104,6 +113,8 @@ public:
     Status write_stdin(std::string_view bytes);
     void close_stdin();
     bool stdin_open() const { return stdin_ && !stdin_->closed(); }
+    // WriteQueue::when_room of the tasks' stdin.
+    void when_stdin_room(std::function<void()> room);
 
 private:
     ShellProcess(asio::io_context& loop, pid_t pid, std::string job_id, int socket, int stdin_pipe,

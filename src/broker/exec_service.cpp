@@ -50,6 +50,9 @@ public:
     }
     Status write_stdin(std::string_view bytes) override { return process_->write_stdin(bytes); }
     void close_stdin() override { process_->close_stdin(); }
+    void when_stdin_room(std::function<void()> room) override {
+        process_->when_stdin_room(std::move(room));
+    }
 
     void serve_modex(std::uint32_t task, const std::string& key, ModexAnswer answer) override {
         if (ended_) {

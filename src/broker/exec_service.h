@@ -107,6 +107,12 @@ public:
     // Bytes for the tasks that read stdin (rank 0's shell's), and its end.
     virtual Status write_stdin(std::string_view bytes) = 0;
     virtual void close_stdin() = 0;
+    // `room` runs on the loop once little of the stdin written waits to
+    // reach the tasks (WriteQueue::kRoom on the way), or it never will: the
+    // writer's cue for more, so that stdin read faster than the tasks take
+    // it waits in its own pipe rather than in the brokers' memory. Dropped
+    // if the execution goes first.
+    virtual void when_stdin_room(std::function<void()> room) = 0;
 
     // Direct modex (ExecEvents::modex), for one node's shell: what its task
     // `task` put once it has put `key`, for another node's; `answer` gets

@@ -359,6 +359,10 @@ void JobManager::Impl::register_exec_methods() {
                 }
             if (*eof)
                 process.close_stdin();
+            // The answer is the client's cue for more: stdin faster than
+            // the tasks read it waits in the client's input, not here.
+            process.when_stdin_room([responder]() mutable { responder.result(Json::object()); });
+            return;
         } else {
             if (job->early_eof || job->early_stdin.size() + bytes.size() > kEarlyStdinBytes) {
                 responder.error(Error("job " + std::to_string(id),

@@ -199,13 +199,34 @@ public:
         return nullptr;
     }
 
-    // Stdin goes to the job's first rank, where its rank 0 task runs.
+    // Stdin goes to the job's first rank, where its rank 0 task runs. That
+    // broker answers each exec.stdin once its queue has room.
     Status write_stdin(std::string_view bytes) override {
         Part& first = parts_.front();
         if (first.local)
             return first.local->write_stdin(bytes);
-        send(first, "exec.stdin", {{"job", job_}, {"data", base64_encode(bytes)}, {"eof", false}});
+        ++stdin_on_its_way_;
+        peers_.call(first.rank, "exec.stdin",
+                    {{"job", job_}, {"data", base64_encode(bytes)}, {"eof", false}},
+                    [weak = weak_from_this()](const overlay::Reply& reply) {
+                        const auto self = weak.lock();
+                        if (!self || reply.more)
+                            return;
+                        if (--self->stdin_on_its_way_ == 0)
+                            for (auto& room : std::exchange(self->waiting_for_stdin_room_, {}))
+                                room();
+                    });
         return {};
+    }
+
+    void when_stdin_room(std::function<void()> room) override {
+        Part& first = parts_.front();
+        if (first.local)
+            first.local->when_stdin_room(std::move(room));
+        else if (stdin_on_its_way_ == 0)
+            asio::post(loop_, std::move(room));
+        else
+            waiting_for_stdin_room_.push_back(std::move(room));
     }
 
     void close_stdin() override {
@@ -357,6 +378,9 @@ private:
     std::optional<int> status_;
     bool kill_on_bad_exit_ = false;
     bool fenced_once_ = false;  // the tasks speak PMI
+    // exec.stdin calls not answered yet, and who waits for them all to be.
+    std::size_t stdin_on_its_way_ = 0;
+    std::vector<std::function<void()>> waiting_for_stdin_room_;
     bool terminated_ = false;
 };
 
@@ -371,6 +395,9 @@ public:
     void complete_fence(const std::string& merged) override { execution_->complete_fence(merged); }
     Status write_stdin(std::string_view bytes) override { return execution_->write_stdin(bytes); }
     void close_stdin() override { execution_->close_stdin(); }
+    void when_stdin_room(std::function<void()> room) override {
+        execution_->when_stdin_room(std::move(room));
+    }
 
 private:
     std::shared_ptr<InstanceExecution> execution_;
@@ -513,7 +540,10 @@ NodeExec::NodeExec(asio::io_context& loop, Broker& broker, Peers& peers, const o
                 (void)running->execution->write_stdin(*bytes);
             if (request.params.value("eof", false))
                 running->execution->close_stdin();
-            responder.result(Json::object());
+            // Answered once the shell's stdin has room: rank 0 waits for
+            // it before it takes more (InstanceExecution::write_stdin).
+            running->execution->when_stdin_room(
+                [responder]() mutable { responder.result(Json::object()); });
         },
         ServedOn::kEveryRank);
 }

@@ -170,10 +170,12 @@ void append_labelled(std::string& out, std::string_view label, std::string_view 
 // One attachment: what has been seen of the job, and where its stdin stands.
 class Attachment {
 public:
-    Attachment(overlay::Client& stream, overlay::Client control, std::uint64_t id,
+    Attachment(overlay::Client& stream, overlay::Client control,
+               std::optional<overlay::Client> stdin_link, std::uint64_t id,
                const AttachOptions& options)
         : stream_(stream),
           control_(std::move(control)),
+          stdin_link_(std::move(stdin_link)),
           id_(id),
           label_(options.label_io),
           owns_job_(options.owns_job),
@@ -184,8 +186,10 @@ public:
 
 private:
     // kWaiting until the job starts (job.stdin is for running jobs), kOpen
-    // while it runs and stdin has more, kClosed after.
-    enum class Stdin { kWaiting, kOpen, kClosed };
+    // while it runs and stdin has more, kSending while the instance has not
+    // answered the last bytes sent (it does once the tasks' side has room:
+    // stdin is read no faster than they take it), kClosed after.
+    enum class Stdin { kWaiting, kOpen, kSending, kClosed };
 
     // Each returns the exit code when the attachment ends there.
     std::optional<int> on_reply(const overlay::Reply& reply);
@@ -200,11 +204,13 @@ private:
     void on_event(const Json& event);
     void on_stdin();
     void send_stdin(std::string_view bytes, bool eof);
+    void on_stdin_answer();
     void kill(int signal);
     std::string job() const { return "job " + std::to_string(id_); }
 
     overlay::Client& stream_;
-    overlay::Client control_;  // stdin and signals: the stream holds `stream_`
+    overlay::Client control_;                    // signals: the stream holds `stream_`
+    std::optional<overlay::Client> stdin_link_;  // stdin, answered as the tasks take it
     std::uint64_t id_;
     bool label_;
     bool stamped_ = false;  // the job's lines start with their time (--timestamp-output)
@@ -232,10 +238,12 @@ int Attachment::run(SignalPipe& signals) {
             {stream_.native_handle(), POLLIN, 0},
             {signals.read_end(), POLLIN, 0},
             {stdin_ == Stdin::kOpen ? STDIN_FILENO : -1, POLLIN, 0},  // -1: not polled
+            {stdin_ == Stdin::kSending ? stdin_link_->native_handle() : -1, POLLIN, 0},
         };
         // A reply already buffered needs no waiting.
-        if (::poll(ready, std::size(ready), stream_.has_reply() ? 0 : poll_timeout()) < 0 &&
-            errno != EINTR)
+        const bool buffered =
+            stream_.has_reply() || (stdin_ == Stdin::kSending && stdin_link_->has_reply());
+        if (::poll(ready, std::size(ready), buffered ? 0 : poll_timeout()) < 0 && errno != EINTR)
             return runtime_failure(Error("", std::string("poll: ") + std::strerror(errno)));
         cancel_after_grace();
         const std::vector<int> caught = signals.take();
@@ -259,6 +267,8 @@ int Attachment::run(SignalPipe& signals) {
         }
         if (ready[2].revents != 0)
             on_stdin();
+        else if (stdin_ == Stdin::kSending && (ready[3].revents != 0 || stdin_link_->has_reply()))
+            on_stdin_answer();
     }
 }
 
@@ -440,12 +450,17 @@ void Attachment::on_stdin() {
 }
 
 void Attachment::send_stdin(std::string_view bytes, bool eof) {
-    const auto reply =
-        control_.call("job.stdin", {{"id", id_}, {"data", base64_encode(bytes)}, {"eof", eof}});
-    // An error means nobody takes it any more (the job ended meanwhile, or
-    // its input comes from a file): stop reading, say nothing.
-    if (!reply || eof)
-        stdin_ = Stdin::kClosed;
+    const auto sent =
+        stdin_link_->send("job.stdin", {{"id", id_}, {"data", base64_encode(bytes)}, {"eof", eof}});
+    stdin_ = sent && !eof ? Stdin::kSending : Stdin::kClosed;
+}
+
+// An error means nobody takes it any more (the job ended meanwhile, or its
+// input comes from a file): stop reading, say nothing.
+void Attachment::on_stdin_answer() {
+    const auto reply = stdin_link_->receive();
+    if (stdin_ == Stdin::kSending)
+        stdin_ = reply && !reply->message ? Stdin::kOpen : Stdin::kClosed;
 }
 
 }  // namespace
@@ -460,7 +475,16 @@ int attach_job(overlay::Client& stream, const std::string& uri, std::uint64_t id
     SignalPipe signals;
     if (!signals.ok())
         return runtime_failure(Error("", std::string("pipe: ") + std::strerror(errno)));
-    Attachment attachment(stream, std::move(*control), id, options);
+    // Stdin has a connection of its own: its answers come when the tasks
+    // have room, while signals must go at once.
+    std::optional<overlay::Client> stdin_link;
+    if (options.forward_stdin) {
+        auto link = overlay::Client::connect(uri);
+        if (!link)
+            return runtime_failure(link.error());
+        stdin_link = std::move(*link);
+    }
+    Attachment attachment(stream, std::move(*control), std::move(stdin_link), id, options);
     return attachment.run(signals);
 }
 

@@ -161,6 +161,27 @@ TEST(ManyBrokers, AReaderSlowerThanTheOutputMissesNothing) {
     EXPECT_EQ(result.out, "80000000\nexit 0\n80000000\nexit 0\n");
 }
 
+// Stdin that its task reads only later arrives whole and in order, from the
+// broker of its node (rank 0 of one broker) and through the overlay (the
+// job on rank 1 alone); the brokers' queue once moved the bytes it was
+// writing as more came (the sums differed).
+TEST(ManyBrokers, StdinReadLateArrivesWhole) {
+    const ScratchDir dir;
+    const std::string script = "g=" + gantry_binary() + "; f=" + dir.path() +
+                               "/in\n"
+                               "head -c 3000000 /dev/urandom > $f; md5sum < $f\n"
+                               "$g start -- $g run -n 1 sh -c 'sleep 1; md5sum' < $f\n"
+                               "$g start --test-size=2 -- $g run -n 1 --requires host:node1 "
+                               "sh -c 'sleep 1; md5sum' < $f\n";
+    const auto result = run_program({"bash", "-c", script});
+    EXPECT_EQ(result.err, "");
+    EXPECT_EQ(result.exit_code, 0);
+    const auto sums = lines_of(result.out);
+    ASSERT_EQ(sums.size(), 3u) << result.out;
+    EXPECT_EQ(sums[1], sums[0]);
+    EXPECT_EQ(sums[2], sums[0]);
+}
+
 // kill -9 of rank 1's broker while a job runs there: its node is lost within
 // --lost-after, the job gets a node-failure exception and its tasks on rank
 // 0 are killed; nothing it started is left.
