@@ -1,13 +1,15 @@
 // Fuzzes the parsers of src/util: base64_decode (what the API's job.stdin
 // and output chunks carry) parse_duration (--kill-timeout and friends),
-// parse_time_limit (-t, --time-limit) and needed_libraries (the ELF
-// programs a job runs).
+// parse_time_limit (-t, --time-limit), needed_libraries (the ELF
+// programs a job runs) and parse_json (every message), whose fast path is
+// held to nlohmann's parser.
 // Invariants: decoded bytes re-encode to the accepted text, any bytes
 // round-trip through encode/decode, and an accepted duration is never
 // negative and formats back into text parse_duration accepts; a time limit
 // is never negative and, formatted, reads back as the same limit; an ELF
 // image either names libraries that lie inside it or is refused with a
-// message.
+// message. A text the fast JSON path takes, nlohmann takes to the same
+// value, and to_compact writes any value exactly as nlohmann's dump does.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -16,6 +18,7 @@
 #include "util/base64.h"
 #include "util/duration.h"
 #include "util/elf.h"
+#include "util/json.h"
 
 namespace {
 
@@ -47,6 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
         require(!gantry::parse_time_limit("fuzz", text).error().str().empty());
     }
+    const auto fast = gantry::detail::parse_json_fast(text);
+    const auto parsed = gantry::parse_json("fuzz", text);
+    require(!fast || (parsed && *fast == *parsed &&
+                      gantry::detail::to_compact_nlohmann(*fast) ==
+                          gantry::detail::to_compact_nlohmann(
+                              gantry::Json::parse(text.begin(), text.end()))));
+    if (parsed)
+        require(gantry::to_compact(*parsed) == gantry::detail::to_compact_nlohmann(*parsed));
+    else
+        require(!parsed.error().str().empty());
+
     if (const auto libraries = gantry::needed_libraries(text)) {
         for (const std::string& library : *libraries)
             require(library.size() < size);

@@ -1,8 +1,331 @@
 #include "util/json.h"
 
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+
 namespace gantry {
 
+namespace {
+
+// Bytes a JSON string holds as they are: printable ASCII but `"` and `\`.
+// The rest (escapes, control bytes, UTF-8) is nlohmann's to judge.
+constexpr std::array<bool, 256> kPlain = [] {
+    std::array<bool, 256> plain{};
+    for (int c = 0x20; c < 0x80; ++c)
+        plain[c] = c != '"' && c != '\\';
+    return plain;
+}();
+
+bool plain(char c) {
+    return kPlain[static_cast<unsigned char>(c)];
+}
+
+// JSON as gantry's own messages hold it, read in one pass with strings
+// copied run by run: output chunks are long base64 strings, which
+// nlohmann's lexer takes byte by byte. Gives up (nullopt) on whatever it
+// does not take as surely as nlohmann: \u escapes, bytes outside ASCII,
+// numbers out of range, very deep nesting, and anything invalid.
+class FastParser {
+public:
+    explicit FastParser(std::string_view text) : text_(text) {}
+
+    std::optional<Json> document() {
+        Json value;
+        if (!parse_value(value, 0))
+            return std::nullopt;
+        skip_space();
+        if (pos_ != text_.size())
+            return std::nullopt;
+        return value;
+    }
+
+private:
+    static constexpr int kMaxDepth = 128;
+
+    void skip_space() {
+        while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
+                                       text_[pos_] == '\r' || text_[pos_] == '\t'))
+            ++pos_;
+    }
+
+    bool literal(std::string_view word) {
+        if (text_.substr(pos_, word.size()) != word)
+            return false;
+        pos_ += word.size();
+        return true;
+    }
+
+    // Just after the opening bracket: whether `close` follows (taken).
+    bool empty(char close) {
+        skip_space();
+        if (pos_ == text_.size() || text_[pos_] != close)
+            return false;
+        ++pos_;
+        return true;
+    }
+
+    // After a member or an element: true at `close`, false after a comma
+    // (either taken), nullopt at anything else.
+    std::optional<bool> closes(char close) {
+        skip_space();
+        if (pos_ == text_.size())
+            return std::nullopt;
+        const char c = text_[pos_++];
+        if (c == close)
+            return true;
+        if (c == ',')
+            return false;
+        return std::nullopt;
+    }
+
+    bool parse_value(Json& out, int depth) {
+        skip_space();
+        if (pos_ == text_.size() || depth > kMaxDepth)
+            return false;
+        switch (text_[pos_]) {
+            case '{':
+                return parse_object(out, depth);
+            case '[':
+                return parse_array(out, depth);
+            case '"': {
+                std::string text;
+                if (!parse_string(text))
+                    return false;
+                out = std::move(text);
+                return true;
+            }
+            case 't':
+                out = true;
+                return literal("true");
+            case 'f':
+                out = false;
+                return literal("false");
+            case 'n':
+                out = nullptr;
+                return literal("null");
+            default:
+                return parse_number(out);
+        }
+    }
+
+    bool parse_object(Json& out, int depth) {
+        ++pos_;  // {
+        out = Json::object();
+        if (empty('}'))
+            return true;
+        for (;;) {
+            skip_space();
+            std::string key;
+            if (pos_ == text_.size() || text_[pos_] != '"' || !parse_string(key))
+                return false;
+            skip_space();
+            if (pos_ == text_.size() || text_[pos_] != ':')
+                return false;
+            ++pos_;
+            Json value;
+            if (!parse_value(value, depth + 1))
+                return false;
+            out[std::move(key)] = std::move(value);  // a repeated key: the last one, as nlohmann
+            const auto closed = closes('}');
+            if (!closed || *closed)
+                return closed.has_value();
+        }
+    }
+
+    bool parse_array(Json& out, int depth) {
+        ++pos_;  // [
+        out = Json::array();
+        if (empty(']'))
+            return true;
+        for (;;) {
+            Json value;
+            if (!parse_value(value, depth + 1))
+                return false;
+            out.push_back(std::move(value));
+            const auto closed = closes(']');
+            if (!closed || *closed)
+                return closed.has_value();
+        }
+    }
+
+    // At the opening quote.
+    bool parse_string(std::string& out) {
+        ++pos_;
+        for (;;) {
+            const std::size_t start = pos_;
+            while (pos_ < text_.size() && plain(text_[pos_]))
+                ++pos_;
+            out.append(text_.substr(start, pos_ - start));
+            if (pos_ == text_.size())
+                return false;
+            const char c = text_[pos_++];
+            if (c == '"')
+                return true;
+            if (c != '\\' || pos_ == text_.size())
+                return false;  // a control byte, or one outside ASCII
+            switch (text_[pos_++]) {
+                case '"':
+                    out += '"';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '/':
+                    out += '/';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
+                default:
+                    return false;  // \u, or no escape at all
+            }
+        }
+    }
+
+    static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+    // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?: an integer as nlohmann
+    // keeps it (unsigned when not negative, else signed), else a double.
+    bool parse_number(Json& out) {
+        const std::size_t start = pos_;
+        if (pos_ < text_.size() && text_[pos_] == '-')
+            ++pos_;
+        if (pos_ == text_.size() || !digit(text_[pos_]))
+            return false;
+        if (text_[pos_] == '0')
+            ++pos_;
+        else
+            while (pos_ < text_.size() && digit(text_[pos_]))
+                ++pos_;
+        bool integer = true;
+        if (pos_ < text_.size() && text_[pos_] == '.') {
+            integer = false;
+            ++pos_;
+            if (pos_ == text_.size() || !digit(text_[pos_]))
+                return false;
+            while (pos_ < text_.size() && digit(text_[pos_]))
+                ++pos_;
+        }
+        if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+            integer = false;
+            ++pos_;
+            if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-'))
+                ++pos_;
+            if (pos_ == text_.size() || !digit(text_[pos_]))
+                return false;
+            while (pos_ < text_.size() && digit(text_[pos_]))
+                ++pos_;
+        }
+        const char* first = text_.data() + start;
+        const char* last = text_.data() + pos_;
+        if (integer && *first == '-') {
+            std::int64_t value = 0;
+            const auto [end, error] = std::from_chars(first, last, value);
+            if (error != std::errc() || end != last)
+                return false;
+            out = value;
+            return true;
+        }
+        if (integer) {
+            std::uint64_t value = 0;
+            const auto [end, error] = std::from_chars(first, last, value);
+            if (error != std::errc() || end != last)
+                return false;
+            out = value;
+            return true;
+        }
+        double value = 0;
+        const auto [end, error] = std::from_chars(first, last, value);
+        if (error != std::errc() || end != last || !std::isfinite(value))
+            return false;
+        out = value;
+        return true;
+    }
+
+    std::string_view text_;
+    std::size_t pos_ = 0;
+};
+
+void append_compact(std::string& out, const Json& value);
+
+void append_string(std::string& out, const std::string& text) {
+    for (const char c : text)
+        if (!plain(c)) {
+            out += detail::to_compact_nlohmann(Json(text));
+            return;
+        }
+    out += '"';
+    out += text;
+    out += '"';
+}
+
+void append_compact(std::string& out, const Json& value) {
+    switch (value.type()) {
+        case Json::value_t::object: {
+            out += '{';
+            bool first = true;
+            for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+                if (!first)
+                    out += ',';
+                first = false;
+                append_string(out, key);
+                out += ':';
+                append_compact(out, member);
+            }
+            out += '}';
+            return;
+        }
+        case Json::value_t::array: {
+            out += '[';
+            bool first = true;
+            for (const Json& element : value.get_ref<const Json::array_t&>()) {
+                if (!first)
+                    out += ',';
+                first = false;
+                append_compact(out, element);
+            }
+            out += ']';
+            return;
+        }
+        case Json::value_t::string:
+            append_string(out, value.get_ref<const std::string&>());
+            return;
+        default:
+            out += detail::to_compact_nlohmann(value);
+    }
+}
+
+}  // namespace
+
+namespace detail {
+
+std::optional<Json> parse_json_fast(std::string_view text) {
+    return FastParser(text).document();
+}
+
+std::string to_compact_nlohmann(const Json& value) {
+    return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace detail
+
 Result<Json> parse_json(std::string_view domain, std::string_view text) {
+    if (auto fast = detail::parse_json_fast(text))
+        return std::move(*fast);
     try {
         return Json::parse(text.begin(), text.end());
     } catch (const Json::parse_error& e) {
@@ -16,7 +339,9 @@ Result<Json> parse_json(std::string_view domain, std::string_view text) {
 }
 
 std::string to_compact(const Json& value) {
-    return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    std::string out;
+    append_compact(out, value);
+    return out;
 }
 
 std::string json_type_name(const Json& value) {

@@ -1,0 +1,92 @@
+// parse_json and to_compact: the fast path gantry's own messages take and
+// nlohmann's agree on every value and every byte written; what the fast
+// path leaves alone (escapes it does not take, UTF-8, big numbers, deep
+// nesting, errors) is nlohmann's, errors as before.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "util/json.h"
+
+namespace gantry {
+namespace {
+
+// Parsed by both paths to the same value, written back the same.
+void expect_same(const std::string& text, bool fast) {
+    const auto parsed = parse_json("test", text);
+    ASSERT_TRUE(parsed) << parsed.error().str();
+    const Json reference = Json::parse(text);
+    EXPECT_EQ(*parsed, reference) << text;
+    EXPECT_EQ(detail::to_compact_nlohmann(*parsed), detail::to_compact_nlohmann(reference));
+    EXPECT_EQ(detail::parse_json_fast(text).has_value(), fast) << text;
+    EXPECT_EQ(to_compact(reference), detail::to_compact_nlohmann(reference)) << text;
+}
+
+TEST(Json, AMessageWithOutputTakesTheFastPath) {
+    const std::string data(200000, 'Q');
+    // Keys in order, as to_compact writes them.
+    const std::string text = R"({"id":7,"more":true,"result":{"output":[{"data":")" + data +
+                             R"(","rank":-1,"seq":3,"stream":"stdout"}]}})";
+    const auto fast = detail::parse_json_fast(text);
+    ASSERT_TRUE(fast);
+    EXPECT_EQ((*fast)["result"]["output"][0]["data"], data);
+    EXPECT_TRUE((*fast)["result"]["output"][0]["seq"].is_number_unsigned());
+    EXPECT_TRUE((*fast)["result"]["output"][0]["rank"].is_number_integer());
+    EXPECT_TRUE(to_compact(*fast) == text);
+    expect_same(text, true);
+}
+
+TEST(Json, ValuesAgreeWithNlohmann) {
+    for (const std::string text :
+         {R"({})", R"([])", R"("")", R"(0)", R"(-0)", R"(-0.0)", R"(1.5e3)", R"(2E-2)",
+          R"(18446744073709551615)", R"(-9223372036854775808)", R"(true)", R"( [ null , false ] )",
+          R"({"a":1,"a":2})", R"({"b":{"c":[1,[2,[3]]]},"a":"x"})",
+          "\t{\"s\":\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"}\r\n", "{\"x\":\"~ \x7f\"}", R"(0.1)",
+          R"(123456789012345678.5)", R"(1e308)"})
+        expect_same(text, true);
+}
+
+TEST(Json, WhatTheFastPathLeavesIsNlohmanns) {
+    std::string deep;
+    for (int i = 0; i < 200; ++i)
+        deep += '[';
+    deep += std::string(200, ']');
+    for (const std::string& text : std::vector<std::string>{
+             R"("\u00e9\ud83d\ude00")", R"({"x":"~ \u007f"})", "\"caf\xc3\xa9\"",
+             R"(18446744073709551616)", R"(-9223372036854775809)", R"(1e-400)", deep})
+        expect_same(text, false);
+}
+
+TEST(Json, ErrorsAreNlohmannsWithTheirOffsets) {
+    EXPECT_EQ(parse_json("test", "garbage").error().str(),
+              "test: invalid JSON at offset 0 in \"garbage\"");
+    EXPECT_EQ(parse_json("test", R"({"a":})").error().str(),
+              "test: invalid JSON at offset 5 in \"{\\\"a\\\":}\"");
+    EXPECT_EQ(parse_json("test", "[1,]").error().str(),
+              "test: invalid JSON at offset 3 in \"[1,]\"");
+    EXPECT_EQ(parse_json("test", "01").error().str(), "test: invalid JSON at offset 1 in \"01\"");
+    EXPECT_EQ(parse_json("test", "\"a\nb\"").error().str(),
+              "test: invalid JSON at offset 2 in \"\\\"a\\nb\\\"\"");
+    EXPECT_EQ(parse_json("test", "1e999").error().str(),
+              "test: invalid JSON: a number is out of range in \"1e999\"");
+    for (const std::string text : {"", " ", "{", "[1", "\"abc", "tru", "nul", "-", "1.", "1e",
+                                   "{\"a\" 1}", "{1:2}", "[1 2]", "\"\\x\"", "1 2"})
+        EXPECT_FALSE(parse_json("test", text)) << text;
+}
+
+TEST(Json, CompactIsNlohmannsDumpExactly) {
+    Json value = {{"z", {1, -2, 3.5, true, nullptr}},
+                  {"a", "x\"y\\z\n\x01\x7f/caf\xc3\xa9"},
+                  {"bad", "\xff\xfe"},
+                  {"n", Json::object()},
+                  {"e", Json::array()},
+                  {"\x02key", 0.1}};
+    EXPECT_EQ(to_compact(value), detail::to_compact_nlohmann(value));
+    EXPECT_EQ(to_compact(value),
+              "{\"\\u0002key\":0.1,\"a\":\"x\\\"y\\\\z\\n\\u0001\x7f/caf\xc3\xa9\",\"bad\":"
+              "\"\xef\xbf\xbd\xef\xbf\xbd\",\"e\":[],\"n\":{},\"z\":[1,-2,3.5,true,null]}");
+}
+
+}  // namespace
+}  // namespace gantry
