@@ -36,9 +36,13 @@ TEST_F(JobCleanup, ProcessThatLeftItsSessionEndsWithAKilledShell) {
     const Leftovers sleeper(unique_sleep_argument());
     const std::string id =
         submit({"-n", "1", "sh", "-c", "setsid sleep " + sleeper.marker() + " & wait"});
-    ASSERT_TRUE(sleeper.started());
-    const auto sleeping = processes_with_argument(sleeper.marker());
-    ASSERT_EQ(sleeping.size(), 1u);
+    // Found once more, not at once: while setsid execs sleep, its command
+    // line reads empty for a moment.
+    std::vector<pid_t> sleeping;
+    ASSERT_TRUE(eventually([&] {
+        sleeping = processes_with_argument(sleeper.marker());
+        return sleeping.size() == 1;
+    }));
     // sleep's parent is the task (sh), whose parent is the job's shell.
     const pid_t task = parent_of(sleeping[0]);
     ASSERT_GT(task, 1);
