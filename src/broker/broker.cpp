@@ -202,13 +202,8 @@ bool Responder::behind() const {
 }
 
 void Responder::when_caught_up(std::function<void()> ready) const {
-    const auto client = call_->session.lock();
-    if (client && client->open() && client->behind()) {
+    if (const auto client = call_->session.lock())
         client->when_caught_up(std::move(ready));
-        return;
-    }
-    if (client)
-        client->post(std::move(ready));
 }
 
 void Responder::when_disconnected(std::function<void()> gone) const {

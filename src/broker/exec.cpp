@@ -109,8 +109,7 @@ void WriteQueue::when_room(std::function<void()> room) {
 }
 
 void WriteQueue::make_room() {
-    if (waiting_for_room_.empty() ||
-        (writing_buffer_.size() - written_ + queue_.size() > kRoom && !closed()))
+    if (waiting_for_room_.empty() || (waiting() > kRoom && !closed()))
         return;
     for (auto& room : std::exchange(waiting_for_room_, {}))
         asio::post(stream_.get_executor(), std::move(room));
@@ -118,7 +117,7 @@ void WriteQueue::make_room() {
 
 void WriteQueue::close_when_written() {
     closing_ = true;
-    if (!writing_ && written_ == writing_buffer_.size() && queue_.empty() && stream_.is_open())
+    if (!writing_ && waiting() == 0 && stream_.is_open())
         stream_.close();
 }
 

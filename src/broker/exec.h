@@ -51,6 +51,7 @@ public:
 private:
     void write_some();
     void make_room();
+    std::size_t waiting() const { return writing_buffer_.size() - written_ + queue_.size(); }
 
     asio::posix::stream_descriptor stream_;
     std::string writing_buffer_;  // what the writes under way read from

@@ -357,6 +357,14 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             asio::post(loop, std::move(room));
     }
 
+    // What waits to go up, taken out (the way up is gone or made anew).
+    std::deque<Frames> take_parent_outbox() {
+        std::deque<Frames> unsent = std::exchange(parent_outbox, {});
+        parent_outbox_bytes = 0;
+        make_room_up();
+        return unsent;
+    }
+
     void to_parent(Frames frames) {
         parent_outbox_bytes += bytes_of(frames);
         parent_outbox.push_back(std::move(frames));
@@ -657,11 +665,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
 
     void lose_parent(const std::string& why) {
         parent_state = ParentState::kLost;
-        const std::deque<Frames> unsent = std::move(parent_outbox);
-        parent_outbox.clear();
-        parent_outbox_bytes = 0;
-        make_room_up();
-        for (const Frames& frames : unsent)
+        for (const Frames& frames : take_parent_outbox())
             undeliverable(frames);
         for (auto* w : {&parent, &parent_monitor})
             if (*w) {
@@ -775,9 +779,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
                 (*w)->retire();
                 w->reset();
             }
-        parent_outbox.clear();
-        parent_outbox_bytes = 0;
-        make_room_up();
+        (void)take_parent_outbox();
         parent_state = ParentState::kNone;
         parent_endpoint = parent_endpoint_given;
         parent_connected = false;

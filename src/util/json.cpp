@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace gantry {
 
@@ -230,28 +231,24 @@ private:
             while (pos_ < text_.size() && digit(text_[pos_]))
                 ++pos_;
         }
-        const char* first = text_.data() + start;
-        const char* last = text_.data() + pos_;
-        if (integer && *first == '-') {
-            std::int64_t value = 0;
-            const auto [end, error] = std::from_chars(first, last, value);
-            if (error != std::errc() || end != last)
-                return false;
-            out = value;
-            return true;
-        }
-        if (integer) {
-            std::uint64_t value = 0;
-            const auto [end, error] = std::from_chars(first, last, value);
-            if (error != std::errc() || end != last)
-                return false;
-            out = value;
-            return true;
-        }
-        double value = 0;
-        const auto [end, error] = std::from_chars(first, last, value);
-        if (error != std::errc() || end != last || !std::isfinite(value))
+        const std::string_view token = text_.substr(start, pos_ - start);
+        if (!integer)
+            return number<double>(token, out);
+        return token.front() == '-' ? number<std::int64_t>(token, out)
+                                    : number<std::uint64_t>(token, out);
+    }
+
+    // The whole token as a Number; false when it does not fit.
+    template <class Number>
+    static bool number(std::string_view token, Json& out) {
+        Number value{};
+        const char* last = token.data() + token.size();
+        const auto [end, error] = std::from_chars(token.data(), last, value);
+        if (error != std::errc() || end != last)
             return false;
+        if constexpr (std::is_floating_point_v<Number>)
+            if (!std::isfinite(value))
+                return false;
         out = value;
         return true;
     }
