@@ -3,7 +3,8 @@
 # through `gantry run` into /dev/null, against the same writers started by
 # the floor program (their output straight to /dev/null) and under MPICH's
 # mpiexec.hydra; and 2 tasks on an instance of 2 brokers (`gantry start
-# --test-size 2`), the second one's output going up the overlay. Prints
+# --test-size 2`), the second one's output going up the overlay, and 6 on 6
+# brokers in a chain (rank 1 relaying the output of four). Prints
 # GB/s (best of RUNS) and gantry's largest resident set (of any of its
 # processes, the brokers included), which must not grow with the bytes
 # written; nor with 1 GB of stdin that the task reads late.
@@ -50,6 +51,12 @@ echo "gantry  $(best_gbps $instance $((total / 2)))"
 for bytes in 10000000 100000000 1000000000; do
     # shellcheck disable=SC2086
     echo "gantry memory, 2 brokers, $bytes bytes: $("$floor" -r 1 $instance $((bytes / 2)) 2>&1 \
+        > /dev/null | sed 's/max_rss_kib=//') KiB"
+done
+echo "== 6 tasks on 6 brokers in a chain (--fanout 1: rank 1 relays ranks 2 to 5)"
+for bytes in 120000000 1200000000; do
+    echo "gantry memory, a chain of 6 brokers, $bytes bytes: $("$floor" -r 1 "$gantry" start \
+        --test-size 6 --fanout 1 -- "$gantry" run -N 6 -n 6 "$writer" $((bytes / 6)) 2>&1 \
         > /dev/null | sed 's/max_rss_kib=//') KiB"
 done
 

@@ -168,6 +168,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
     std::deque<Frames> parent_outbox;
     std::size_t parent_outbox_bytes = 0;
     std::vector<std::function<void()>> on_parent_room;  // when_parent_has_room()
+    bool children_held = false;                         // see hold_children()
 
     Rank self() const { return options.rank; }
     std::optional<Rank> parent_rank() const { return options.tree.parent(self()); }
@@ -231,13 +232,37 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             }
             if ((events & ZMQ_POLLOUT) && flush(w))
                 progress = true;
-            if ((events & ZMQ_POLLIN) && current(w) && receive(w)) {
+            if ((events & ZMQ_POLLIN) && current(w) && !hold_children(w) && receive(w)) {
                 progress = true;
                 ++received;
             }
         }
         if (current(w))
             watch(w);
+    }
+
+    // Whether the children's messages are left where they are: a broker
+    // between others relays its children's output up, and a parent slower
+    // than they are would otherwise grow this broker's outbox without bound.
+    // Held from kParentBacklog bytes waiting up to kParentRoom, they fill
+    // ZeroMQ's queues, then the children's own outboxes, whose congestion
+    // holds their job shells in turn (parent_congested).
+    bool hold_children(const std::shared_ptr<Watched>& w) {
+        if (w != children)
+            return false;
+        if (children_held)
+            return true;
+        if (parent_outbox_bytes < Overlay::kParentBacklog)
+            return false;
+        children_held = true;
+        on_parent_room.push_back([weak = weak_from_this()] {
+            const auto state = weak.lock();
+            if (!state || state->closed)
+                return;
+            state->children_held = false;
+            state->kick(state->children);
+        });
+        return true;
     }
 
     // Receives and handles one message; false when none was there.
@@ -693,6 +718,8 @@ struct Overlay::State : std::enable_shared_from_this<State> {
         };
         std::vector<Rank> lost;
         for (auto& [rank, child] : up) {
+            if (children_held)
+                child.heard = now;  // its words wait unread here: its silence is this broker's
             if (silent(child.heard))
                 lost.push_back(rank);
             else if (child.outbox.empty())

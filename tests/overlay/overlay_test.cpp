@@ -571,6 +571,47 @@ TEST(OverlayTest, AParentThatReadsNothingCongestsTheWayUp) {
     EXPECT_TRUE(instance[1].parent_lost.empty());
 }
 
+// A broker between others (0 -> 1 -> 2) whose parent reads slowly: it reads
+// its child no further while kParentBacklog bytes wait to go up, so the
+// congestion reaches the child, whose job shells it holds; the child is not
+// lost for the silence that its parent causes (held longer than
+// lost_after), and everything arrives, in order.
+TEST(OverlayTest, ABrokerBetweenHoldsItsChildrenWhileItsWayUpIsCongested) {
+    asio::io_context loop;
+    asio::io_context slow;
+    Instance instance(
+        Tree{3, 1}, [&](Rank rank) -> asio::io_context& { return rank == 0 ? slow : loop; }, 100ms,
+        1000ms);
+    ASSERT_TRUE(run_until({&loop, &slow}, [&] { return instance.all_up(); }));
+    const std::string pad(16384, 'x');
+    // 48 MiB: more than kParentBacklog on each of the two ranks, and than
+    // ZeroMQ's queues and the kernel's socket buffers between them hold.
+    constexpr int kRequests = 3000;
+    for (int id = 1; id <= kRequests; ++id)
+        ASSERT_TRUE(instance[2].overlay->send(request_to(0, id, Json{{"pad", pad}})));
+    run_for(loop, 300ms);
+    EXPECT_TRUE(instance[1].overlay->parent_congested());
+    EXPECT_TRUE(instance[2].overlay->parent_congested());
+    // Rank 0 reads for a moment every 500 ms, 3 s long: enough for its
+    // heartbeats, too little to take rank 1's backlog within lost_after.
+    for (int turn = 0; turn < 6; ++turn) {
+        slow.restart();
+        slow.run_for(1ms);
+        run_for(loop, 500ms);
+    }
+    ASSERT_TRUE(run_until(
+        {&slow, &loop}, [&] { return instance[2].replies.size() == kRequests; }, 60000ms));
+    ASSERT_EQ(instance[0].requests.size(), std::size_t{kRequests});
+    for (int i = 0; i < kRequests; ++i)
+        ASSERT_EQ(instance[0].requests[i].id, i + 1);
+    EXPECT_FALSE(instance[1].overlay->parent_congested());
+    EXPECT_FALSE(instance[2].overlay->parent_congested());
+    EXPECT_TRUE(instance[0].lost.empty());
+    EXPECT_TRUE(instance[1].lost.empty());
+    EXPECT_TRUE(instance[1].parent_lost.empty());
+    EXPECT_TRUE(instance[2].parent_lost.empty());
+}
+
 // A parent whose broker is not there (yet): the child waits hello_timeout
 // for a connection, libzmq trying again, then says where it looked.
 TEST(OverlayTest, AParentThatIsNotThereIsGivenUpAfterTheHelloTimeout) {
