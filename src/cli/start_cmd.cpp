@@ -251,7 +251,7 @@ int start_test_brokers(const Options& options, const std::vector<std::string>& c
     auto run = parse_run_command("run", static_cast<int>(args.size()), argv.data());
     if (!run)
         return fail(run.error());
-    return run_here(*run, [](shell::Job& job) { job.exit_code_of_task_zero = true; });
+    return run_here(*run, [](shell::Job& job) { job.fronted_by_task_zero = true; });
 }
 
 // This broker's node: this machine, or what --topology says.

@@ -537,7 +537,7 @@ int JobRun::run() {
     sinks_->flush();
     if (abort_code_)
         return *abort_code_;
-    if (job_.exit_code_of_task_zero && task_zero_status_)
+    if (job_.fronted_by_task_zero && task_zero_status_)
         return exit_code_of(*task_zero_status_);
     return failure_code_.value_or(0);
 }
@@ -1213,6 +1213,15 @@ void JobRun::on_signal(int signal) {
         reap();
         return;
     }
+    if (job_.fronted_by_task_zero) {
+        const auto zero = std::find_if(tasks_.begin(), tasks_.end(), [](const RunningTask& task) {
+            return task.task.rank == 0 && task.pid > 0 && !task.reaped;
+        });
+        if (zero != tasks_.end()) {
+            ::killpg(zero->pid, signal);
+            return;
+        }
+    }
     if (signal == SIGINT) {
         const auto now = Clock::now();
         if (last_interrupt_ && now - *last_interrupt_ < kInterruptWindow) {
@@ -1417,7 +1426,7 @@ void JobRun::fail(int exit_code, const std::string& line) {
     if (failure_code_)
         return;
     failure_code_ = exit_code;
-    if (!job_.exit_code_of_task_zero)
+    if (!job_.fronted_by_task_zero)
         say(line);
 }
 

@@ -148,11 +148,14 @@ struct Job {
     // the shell make one, so that its end kills every process it started;
     // false: the tasks' process groups only (for tests of that path).
     bool job_cgroup = true;
-    // The job's exit code is task 0's, and no failing task is reported
-    // ("gantry: task 1 (node1) exited ..."): the brokers of `gantry start
-    // --test-size` are such tasks, rank 0's exit code is the instance's and
-    // a broker that dies is the instance's news, not the launcher's.
-    bool exit_code_of_task_zero = false;
+    // Task 0 fronts the job, as rank 0 fronts the instance that the brokers
+    // of `gantry start --test-size` make: the job's exit code is task 0's;
+    // no failing task is reported ("gantry: task 1 (node1) exited ...": a
+    // broker that dies is the instance's news, not the launcher's); and the
+    // signals the launcher forwards go to task 0 alone while it runs, which
+    // passes them to its initial program and ends the others in order once
+    // that program ends (after task 0, to every task left).
+    bool fronted_by_task_zero = false;
 };
 
 // Runs the job's tasks to their end and returns the job's exit code: 0 when

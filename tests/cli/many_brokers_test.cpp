@@ -1,13 +1,18 @@
 // An instance of several brokers on this host (`gantry start --test-size`),
 // each posing as a node: they bootstrap by gantry's own PMI, join over the
 // overlay, and run the shells of their nodes' tasks.
+#include <signal.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "formats/rset.h"
+#include "support/instance.h"
+#include "support/process.h"
 #include "support/run_command.h"
 #include "support/scratch.h"
 #include "support/vectors.h"
@@ -125,6 +130,33 @@ TEST(ManyBrokers, TheInitialProgramsExitCodeIsTheInstances) {
     const auto result = run_gantry({"start", "--test-size=2", "sh", "-c", "exit 3"});
     EXPECT_EQ(result.err, "");
     EXPECT_EQ(result.exit_code, 3);
+}
+
+// A signal to `gantry start --test-size` goes to its initial program, as on
+// one broker, and to no other broker: the program's job gets it on every
+// node, and the instance ends with the program, in order (no broker lost,
+// no task killed but by the signal).
+TEST(ManyBrokers, ASignalReachesTheInitialProgramAlone) {
+    const ScratchDir dir("gantry-signalled");
+    const std::string ready = dir / "ready";
+    const std::string g = gantry_binary();
+    Background start(
+        {g, "start", "--test-size=2", g, "run", "-N", "2", "-n", "2", "--label-io", "sh", "-c",
+         "trap 'echo got INT; exit $((GANTRY_TASK_RANK * 3))' INT; : > " + ready +
+             ".$GANTRY_TASK_RANK; while :; do sleep 0.05; done"},
+        dir);
+    ASSERT_TRUE(eventually([&] {
+        return std::filesystem::exists(ready + ".0") && std::filesystem::exists(ready + ".1");
+    }));
+    ASSERT_TRUE(eventually([&] { return start.catches(SIGINT); }));
+    start.signal(SIGINT);
+    const auto result = start.finish();
+    EXPECT_EQ(sorted_lines(result.out), (std::vector<std::string>{"0: got INT", "1: got INT"}));
+    EXPECT_EQ(result.err,
+              "gantry: job 1: SIGINT sent; one more Ctrl-C within 2 s detaches\n"
+              "gantry: task 1 (node1) exited with exit code 3\n");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(run_program({"pgrep", "-f", dir.path()}).out, "");
 }
 
 TEST(ManyBrokers, OutputAndStdinCrossNodes) {
