@@ -589,16 +589,25 @@ TEST(OverlayTest, ABrokerBetweenHoldsItsChildrenWhileItsWayUpIsCongested) {
     constexpr int kRequests = 3000;
     for (int id = 1; id <= kRequests; ++id)
         ASSERT_TRUE(instance[2].overlay->send(request_to(0, id, Json{{"pad", pad}})));
-    run_for(loop, 300ms);
-    EXPECT_TRUE(instance[1].overlay->parent_congested());
-    EXPECT_TRUE(instance[2].overlay->parent_congested());
-    // Rank 0 reads for a moment every 500 ms, 3 s long: enough for its
-    // heartbeats, too little to take rank 1's backlog within lost_after.
-    for (int turn = 0; turn < 6; ++turn) {
-        slow.restart();
-        slow.run_for(1ms);
-        run_for(loop, 500ms);
-    }
+    // Rank 0 reads for a moment every 500 ms: enough for its heartbeats, too
+    // little to take rank 1's backlog within lost_after. Both are congested
+    // before long, and stay so for longer than lost_after.
+    const auto paced = [&](const std::function<bool()>& done, std::chrono::milliseconds limit) {
+        const auto deadline = Clock::now() + limit;
+        while (!done() && Clock::now() < deadline) {
+            slow.restart();
+            slow.run_for(1ms);
+            (void)run_until(loop, done, 500ms);
+        }
+        return done();
+    };
+    EXPECT_TRUE(paced(
+        [&] {
+            return instance[1].overlay->parent_congested() &&
+                   instance[2].overlay->parent_congested();
+        },
+        20000ms));
+    (void)paced([] { return false; }, 3000ms);
     ASSERT_TRUE(run_until(
         {&slow, &loop}, [&] { return instance[2].replies.size() == kRequests; }, 60000ms));
     ASSERT_EQ(instance[0].requests.size(), std::size_t{kRequests});
