@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <asio/connect.hpp>
@@ -31,10 +33,11 @@ using overlay::Reply;
 using overlay::Tree;
 using Clock = std::chrono::steady_clock;
 
-// What one broker's handlers saw. Requests are answered at once with
-// {"served_by":RANK,"params":PARAMS}.
+// What one broker's handlers saw. Requests are answered with
+// {"served_by":RANK,"params":PARAMS}, at once or after serve_time.
 struct Broker {
     Rank rank = 0;
+    std::chrono::milliseconds serve_time{0};  // a slow broker's: its loop waits
     std::unique_ptr<Overlay> overlay;
     std::vector<Message> requests;
     std::vector<Reply> replies;
@@ -47,6 +50,7 @@ struct Broker {
     Overlay::Handlers handlers() {
         Overlay::Handlers h;
         h.request = [this](Message&& request) {
+            std::this_thread::sleep_for(serve_time);
             Reply reply;
             reply.id = request.id;
             reply.result = Json{{"served_by", rank}, {"params", request.params}};
@@ -573,41 +577,42 @@ TEST(OverlayTest, AParentThatReadsNothingCongestsTheWayUp) {
 
 // A broker between others (0 -> 1 -> 2) whose parent reads slowly: it reads
 // its child no further while kParentBacklog bytes wait to go up, so the
-// congestion reaches the child, whose job shells it holds; the child is not
-// lost for the silence that its parent causes (held longer than
+// congestion reaches the child, whose job shells it would hold; the child
+// is not lost for the silence its parent causes (held for longer than
 // lost_after), and everything arrives, in order.
 TEST(OverlayTest, ABrokerBetweenHoldsItsChildrenWhileItsWayUpIsCongested) {
     asio::io_context loop;
     asio::io_context slow;
     Instance instance(
         Tree{3, 1}, [&](Rank rank) -> asio::io_context& { return rank == 0 ? slow : loop; }, 100ms,
-        1000ms);
+        2000ms);
     ASSERT_TRUE(run_until({&loop, &slow}, [&] { return instance.all_up(); }));
-    const std::string pad(16384, 'x');
-    // 48 MiB: more than kParentBacklog on each of the two ranks, and than
-    // ZeroMQ's queues and the kernel's socket buffers between them hold.
-    constexpr int kRequests = 3000;
-    for (int id = 1; id <= kRequests; ++id)
-        ASSERT_TRUE(instance[2].overlay->send(request_to(0, id, Json{{"pad", pad}})));
-    // Rank 0 reads for a moment every 500 ms: enough for its heartbeats, too
-    // little to take rank 1's backlog within lost_after. Both are congested
-    // before long, and stay so for longer than lost_after.
-    const auto paced = [&](const std::function<bool()>& done, std::chrono::milliseconds limit) {
-        const auto deadline = Clock::now() + limit;
-        while (!done() && Clock::now() < deadline) {
+    // Rank 0 on a thread of its own, 10 ms a request: it takes 64 messages
+    // (1 MiB) in 0.64 s, then heartbeats, and so on.
+    instance[0].serve_time = 10ms;
+    std::atomic<bool> stop{false};
+    std::thread rank_zero([&] {
+        while (!stop) {
             slow.restart();
-            slow.run_for(1ms);
-            (void)run_until(loop, done, 500ms);
+            slow.run_for(10ms);
         }
-        return done();
-    };
-    EXPECT_TRUE(paced(
-        [&] {
-            return instance[1].overlay->parent_congested() &&
-                   instance[2].overlay->parent_congested();
-        },
-        20000ms));
-    (void)paced([] { return false; }, 3000ms);
+    });
+    const std::string pad(16384, 'x');
+    // 64 MiB: more than kParentBacklog on each of the two ranks, and than
+    // ZeroMQ's queues and the kernel's socket buffers between them hold.
+    constexpr int kRequests = 4000;
+    for (int id = 1; id <= kRequests; ++id)
+        EXPECT_TRUE(instance[2].overlay->send(request_to(0, id, Json{{"pad", pad}})));
+    EXPECT_TRUE(run_until(
+        loop, [&] { return instance[1].overlay->parent_congested(); }, 30000ms));
+    // Twice lost_after, in which rank 0 takes about 6 MiB: rank 2's backlog
+    // waits where it is, rank 1 relaying no more of it.
+    run_for(loop, 4000ms);
+    EXPECT_TRUE(instance[2].overlay->parent_congested());
+    stop = true;
+    rank_zero.join();
+    ASSERT_EQ(instance[1].lost, (std::vector<std::pair<Rank, std::string>>{}));
+    instance[0].serve_time = 0ms;
     ASSERT_TRUE(run_until(
         {&slow, &loop}, [&] { return instance[2].replies.size() == kRequests; }, 60000ms));
     ASSERT_EQ(instance[0].requests.size(), std::size_t{kRequests});
