@@ -601,8 +601,19 @@ TEST(OverlayTest, ABrokerBetweenHoldsItsChildrenWhileItsWayUpIsCongested) {
     // 64 MiB: more than kParentBacklog on each of the two ranks, and than
     // ZeroMQ's queues and the kernel's socket buffers between them hold.
     constexpr int kRequests = 4000;
-    for (int id = 1; id <= kRequests; ++id)
-        EXPECT_TRUE(instance[2].overlay->send(request_to(0, id, Json{{"pad", pad}})));
+    // Sent from the loop, 50 at a time, so that the heartbeats go on
+    // meanwhile however slow the sending (under a sanitizer, on a loaded
+    // machine).
+    int sent = 0;
+    std::function<void()> send_some = [&] {
+        for (int i = 0; i < 50 && sent < kRequests; ++i) {
+            ++sent;
+            EXPECT_TRUE(instance[2].overlay->send(request_to(0, sent, Json{{"pad", pad}})));
+        }
+        if (sent < kRequests)
+            asio::post(loop, send_some);
+    };
+    asio::post(loop, send_some);
     EXPECT_TRUE(run_until(
         loop, [&] { return instance[1].overlay->parent_congested(); }, 30000ms));
     // Twice lost_after, in which rank 0 takes about 6 MiB: rank 2's backlog
