@@ -4,7 +4,9 @@
 // dependencies, which would otherwise be loaded at every shell's start
 // (bench/brokers.sh, docs/benchmarks.md).
 #include "cli/command.h"
+#include "util/memory.h"
 
 int main(int argc, char** argv) {
+    gantry::keep_freed_memory();
     return gantry::cli::job_shell_main(argc, argv);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "util/memory.h"
 
 namespace {
 
@@ -143,6 +144,7 @@ int with_uri(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    gantry::keep_freed_memory();
     if (argc < 2) {
         print_usage(std::cerr);
         return gantry::cli::kExitUsage;
