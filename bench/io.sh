@@ -3,8 +3,9 @@
 # through `gantry run` into /dev/null, against the same writers started by
 # the floor program (their output straight to /dev/null) and under MPICH's
 # mpiexec.hydra; and 2 tasks on an instance of 2 brokers (`gantry start
-# --test-size 2`), the second one's output going up the overlay, and 6 on 6
-# brokers in a chain (rank 1 relaying the output of four). Prints
+# --test-size 2`), the second one's output going up the overlay, 9 on 9
+# brokers (rank 0 reading 8 children) and 6 on 6 brokers in a chain (rank 1
+# relaying the output of four). Prints
 # GB/s (best of RUNS) and gantry's largest resident set (of any of its
 # processes, the brokers included), which must not grow with the bytes
 # written; nor with 1 GB of stdin that the task reads late.
@@ -52,6 +53,12 @@ for bytes in 10000000 100000000 1000000000; do
     # shellcheck disable=SC2086
     echo "gantry memory, 2 brokers, $bytes bytes: $("$floor" -r 1 $instance $((bytes / 2)) 2>&1 \
         > /dev/null | sed 's/max_rss_kib=//') KiB"
+done
+echo "== 9 tasks on 9 brokers, a flat tree (rank 0 reads 8 children)"
+for bytes in 180000000 1800000000; do
+    echo "gantry memory, 9 brokers, $bytes bytes: $("$floor" -r 1 "$gantry" start --test-size 9 \
+        -- "$gantry" run -N 9 -n 9 "$writer" $((bytes / 9)) 2>&1 > /dev/null |
+        sed 's/max_rss_kib=//') KiB"
 done
 echo "== 6 tasks on 6 brokers in a chain (--fanout 1: rank 1 relays ranks 2 to 5)"
 for bytes in 120000000 1200000000; do

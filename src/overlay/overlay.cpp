@@ -33,6 +33,11 @@ constexpr std::size_t kReceiveBatch = 64;
 // output (Overlay::parent_congested); so is then the memory a flood of
 // output holds: a message of output is up to about 90 KB.
 constexpr int kQueuedMessages = 100;
+// Except what a parent has read from each child and not yet taken: that
+// queue is one per child, and a flat tree has up to fanout (32) of them
+// (100 messages each held up to 9 MB per child at rank 0 under a flood).
+// The rest waits in the kernel's socket buffers and the child's outbox.
+constexpr int kQueuedFromEachChild = 8;
 
 // The endpoint on which libzmq asks a context's ZAP handler about each
 // handshake (RFC 27).
@@ -771,7 +776,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             router.set(zmq::sockopt::linger, 0);
             router.set(zmq::sockopt::router_mandatory, true);
             router.set(zmq::sockopt::sndhwm, kQueuedMessages);
-            router.set(zmq::sockopt::rcvhwm, kQueuedMessages);
+            router.set(zmq::sockopt::rcvhwm, kQueuedFromEachChild);
             router.set(zmq::sockopt::maxmsgsize, kMaxFrame);
             router.set(zmq::sockopt::curve_server, true);
             set_key(router, ZMQ_CURVE_SECRETKEY, options.certificate.secret_key);
