@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <string_view>
 #include <type_traits>
 
 namespace gantry {
@@ -21,6 +23,29 @@ constexpr std::array<bool, 256> kPlain = [] {
 
 bool plain(char c) {
     return kPlain[static_cast<unsigned char>(c)];
+}
+
+// Where the run of plain bytes that starts at `pos` ends: eight bytes at a
+// time while none of them is a control byte, `"`, `\` or outside ASCII
+// (output's base64 is one run of a MiB or more), then byte by byte.
+std::size_t plain_run_end(std::string_view text, std::size_t pos) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101;
+    constexpr std::uint64_t kHighs = 0x8080808080808080;
+    // Non-zero when some byte of `word` is 0 (exact as a yes or no).
+    const auto zero_byte = [](std::uint64_t word) { return (word - kOnes) & ~word & kHighs; };
+    while (pos + 8 <= text.size()) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, text.data() + pos, sizeof word);
+        const std::uint64_t special = ((word - kOnes * 0x20) & ~word & kHighs) |  // below 0x20
+                                      zero_byte(word ^ (kOnes * '"')) |
+                                      zero_byte(word ^ (kOnes * '\\')) | (word & kHighs);
+        if (special)
+            break;
+        pos += 8;
+    }
+    while (pos < text.size() && plain(text[pos]))
+        ++pos;
+    return pos;
 }
 
 // JSON as gantry's own messages hold it, read in one pass with strings
@@ -156,8 +181,7 @@ private:
         ++pos_;
         for (;;) {
             const std::size_t start = pos_;
-            while (pos_ < text_.size() && plain(text_[pos_]))
-                ++pos_;
+            pos_ = plain_run_end(text_, pos_);
             out.append(text_.substr(start, pos_ - start));
             if (pos_ == text_.size())
                 return false;
@@ -260,11 +284,10 @@ private:
 void append_compact(std::string& out, const Json& value);
 
 void append_string(std::string& out, const std::string& text) {
-    for (const char c : text)
-        if (!plain(c)) {
-            out += detail::to_compact_nlohmann(Json(text));
-            return;
-        }
+    if (plain_run_end(text, 0) != text.size()) {
+        out += detail::to_compact_nlohmann(Json(text));
+        return;
+    }
     out += '"';
     out += text;
     out += '"';

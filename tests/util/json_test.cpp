@@ -37,6 +37,28 @@ TEST(Json, AMessageWithOutputTakesTheFastPath) {
     expect_same(text, true);
 }
 
+// Strings are scanned eight bytes at a time: a byte the fast path does not
+// take as it is, at every place in and around a word, is still seen.
+TEST(Json, EveryByteOfAStringIsLookedAt) {
+    const std::vector<std::string> specials = {"\"",   "\\",   "\n", "\x01",
+                                               "\x1f", "\x7f", " ",  "\xc3\xa9"};
+    for (const std::string& special : specials) {
+        for (std::size_t length = 1; length <= 40; ++length) {
+            for (std::size_t at = 0; at < length; ++at) {
+                std::string text(length, 'A');
+                text.replace(at, 1, special);
+                SCOPED_TRACE("byte " + std::to_string(static_cast<unsigned char>(special[0])) +
+                             " at " + std::to_string(at) + " of " + std::to_string(length));
+                const Json value = text;
+                EXPECT_EQ(to_compact(value), detail::to_compact_nlohmann(value));
+                const auto parsed = parse_json("test", detail::to_compact_nlohmann(value));
+                ASSERT_TRUE(parsed) << parsed.error().str();
+                EXPECT_EQ(parsed->get<std::string>(), text);
+            }
+        }
+    }
+}
+
 TEST(Json, ValuesAgreeWithNlohmann) {
     for (const std::string text :
          {R"({})", R"([])", R"("")", R"(0)", R"(-0)", R"(-0.0)", R"(1.5e3)", R"(2E-2)",
