@@ -177,6 +177,10 @@ struct Overlay::State : std::enable_shared_from_this<State> {
 
     Rank self() const { return options.rank; }
     std::optional<Rank> parent_rank() const { return options.tree.parent(self()); }
+    // So much waits to go up that what sends it should wait; room again once
+    // little does (Overlay::parent_congested, when_parent_has_room).
+    bool congested_up() const { return parent_outbox_bytes >= Overlay::kParentBacklog; }
+    bool room_up() const { return parent_outbox_bytes <= Overlay::kParentRoom; }
 
     // --- The loop ------------------------------------------------------------
 
@@ -257,7 +261,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
             return false;
         if (children_held)
             return true;
-        if (parent_outbox_bytes < Overlay::kParentBacklog)
+        if (!congested_up())
             return false;
         children_held = true;
         on_parent_room.push_back([weak = weak_from_this()] {
@@ -307,7 +311,7 @@ struct Overlay::State : std::enable_shared_from_this<State> {
                 parent_outbox.pop_front();
                 sent = true;
             }
-            if (parent_outbox_bytes <= Overlay::kParentRoom)
+            if (room_up())
                 make_room_up();
         } else if (w == children) {
             for (auto& [rank, child] : up) {
@@ -961,11 +965,11 @@ std::vector<Rank> Overlay::children_up() const {
 }
 
 bool Overlay::parent_congested() const {
-    return state_->parent_outbox_bytes >= kParentBacklog;
+    return state_->congested_up();
 }
 
 void Overlay::when_parent_has_room(std::function<void()> room) {
-    if (state_->parent_outbox_bytes <= kParentRoom) {
+    if (state_->room_up()) {
         asio::post(state_->loop, std::move(room));
         return;
     }
