@@ -6,7 +6,10 @@
 #   - `gantry run -H (the 4) -n N true`;
 #   - MPICH's `mpiexec.hydra -launcher ssh -hosts (the 4) -n N true`;
 #   - Open MPI's `mpirun --host (the 4) -n N true`, where it is installed;
-# for N = 4, 64, 256 (N/4 tasks a host); and an MPICH hello (the tests'
+# for N = 4, 64, 256 (N/4 tasks a host); the same at N = 4 with a launch
+# agent that enters each host's namespace instead of ssh
+# (lib/netns_agent.sh), which leaves what the launchers themselves cost;
+# and an MPICH hello (the tests'
 # mpi_probe: MPI_Init, an allreduce, MPI_Finalize) on the 4 hosts under
 # gantry and under hydra, and under gantry with its tasks unbound (--bind-to
 # none, as hydra leaves them): the 4 hosts share this machine's cores, and
@@ -38,11 +41,12 @@ old_gantry=${3:-}
 hosts=${GANTRY_TEST_HOSTS//,/ }
 subnet="${GANTRY_TEST_LOCAL_ADDRESS%.*}.0/24"
 
-# Four ssh at once, one a host; fails if one does.
-four_ssh() {
+# four_at_once AGENT: `AGENT HOST true` on the four hosts at once; fails if
+# one does.
+four_at_once() {
     local host pids=() status=0
     for host in $hosts; do
-        "$GANTRY_TEST_SSH" "$host" true &
+        "$1" "$host" true &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do
@@ -55,6 +59,18 @@ four_ssh() {
 gantry_run() {
     "${2:-$gantry}" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n "$1" \
         --oversubscribe true
+}
+
+# The launchers without ssh: the agent enters the host's namespace.
+netns_agent="$here/lib/netns_agent.sh"
+# No SSH_CONNECTION over there: the address the hosts reach is given.
+gantry_netns() {
+    "${1:-$gantry}" run --launch-agent "$netns_agent" --overlay-address "$GANTRY_TEST_LOCAL_ADDRESS" \
+        -H "$GANTRY_TEST_HOSTS" -n 4 true
+}
+hydra_netns() {
+    mpiexec.hydra -launcher ssh -launcher-exec "$netns_agent" \
+        -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n 4 true
 }
 
 # -localhost: the hosts reach this machine at its address on their bridge.
@@ -93,7 +109,13 @@ have_ompi=$(command -v mpirun.openmpi > /dev/null && echo yes || echo no)
 declare -A times hung
 sizes="4 64 256"
 for ((i = 0; i < runs; i++)); do
-    times[floor]="${times[floor]:-} $(wall_ms four_ssh)"
+    times[floor]="${times[floor]:-} $(wall_ms four_at_once "$GANTRY_TEST_SSH")"
+    times[agents]="${times[agents]:-} $(wall_ms four_at_once "$netns_agent")"
+    times[gantry_netns]="${times[gantry_netns]:-} $(wall_ms gantry_netns)"
+    if [ -n "$old_gantry" ]; then
+        times[old_netns]="${times[old_netns]:-} $(wall_ms gantry_netns "$old_gantry")"
+    fi
+    times[hydra_netns]="${times[hydra_netns]:-} $(wall_ms hydra_netns)"
     if [ -x "$probe" ]; then
         times[hello_gantry]="${times[hello_gantry]:-} $(wall_ms hello_gantry)"
         times[hello_hydra]="${times[hello_hydra]:-} $(wall_ms hello_hydra)"
@@ -135,6 +157,17 @@ for n in $sizes; do
         summary "mpirun (Open MPI) --host -n $n" ${times[ompi$n]}
     fi
 done
+echo "== the same 4 hosts, the agent entering their namespaces (no ssh)"
+# shellcheck disable=SC2086
+summary "4 x agent HOST true, at once" ${times[agents]}
+# shellcheck disable=SC2086
+summary "gantry run -H -n 4" ${times[gantry_netns]}
+if [ -n "$old_gantry" ]; then
+    # shellcheck disable=SC2086
+    summary "OLD_GANTRY run -H -n 4" ${times[old_netns]}
+fi
+# shellcheck disable=SC2086
+summary "mpiexec.hydra -n 4" ${times[hydra_netns]}
 if [ -x "$probe" ]; then
     # shellcheck disable=SC2086
     summary "MPICH hello -n 4: gantry run -H" ${times[hello_gantry]}

@@ -1,5 +1,8 @@
 // The gantry command itself, before any command: its usage, `gantry help`,
-// unknown commands and `--uri URI` in front of the command.
+// unknown commands and `--uri URI` in front of the command; and the shared
+// libraries it loads.
+#include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -84,6 +87,38 @@ TEST(Gantry, UriBeforeTheCommand) {
     expect_gantry({"--uri"}, "", "", "gantry: --uri needs a value (see gantry --help)\n", 2);
     expect_gantry({"--uri", "unix:///x"}, "", "",
                   "gantry: no command after --uri \"unix:///x\" (see gantry --help)\n", 2);
+}
+
+// The shared libraries the executable `path` names (readelf's NEEDED).
+std::vector<std::string> needed_libraries(const std::string& path) {
+    const auto dynamic = run_program({"readelf", "--dynamic", "--wide", path});
+    EXPECT_EQ(dynamic.exit_code, 0) << dynamic.err;
+    std::vector<std::string> needed;
+    std::istringstream lines(dynamic.out);
+    for (std::string line; std::getline(lines, line);) {
+        const auto open = line.find("(NEEDED)");
+        const auto name = line.find('[');
+        if (open != std::string::npos && name != std::string::npos)
+            needed.push_back(line.substr(name + 1, line.find(']', name) - name - 1));
+    }
+    return needed;
+}
+
+// Where the build found their archives (cmake/StaticDeps.cmake), libzmq and
+// SQLite are linked in: no shared copy is loaded at each start, nor the ten
+// libraries libzmq.so brings.
+TEST(Gantry, LoadsNoSharedCopyOfTheLibrariesLinkedIn) {
+    const std::string linked_in = GANTRY_ARCHIVES_LINKED;
+    if (linked_in.empty())
+        GTEST_SKIP() << "this build links every library shared (a sanitizer build, or no "
+                        "libzmq.a and libsqlite3.a found)";
+    EXPECT_EQ(linked_in, "zmq,sqlite3");
+    const auto needed = needed_libraries(gantry_binary());
+    EXPECT_NE(std::find(needed.begin(), needed.end(), "libc.so.6"), needed.end());
+    for (const std::string& name : needed)
+        for (const char* linked : {"libzmq.", "libsqlite3.", "libsodium.", "libpgm", "libnorm.",
+                                   "libbsd.", "libstdc++."})
+            EXPECT_FALSE(name.starts_with(linked)) << name;
 }
 
 }  // namespace
