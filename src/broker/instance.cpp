@@ -262,14 +262,15 @@ Result<std::unique_ptr<Instance>> Instance::open(InstanceOptions options) {
     }
     instance->shell_program_ = program;
     instance->register_methods();
-    // Before the other ranks join, if any: its creation is then not on the
-    // way from the last join to the first job.
+    // While the other ranks join, if any: its creation is then neither on
+    // the way to answering them nor from the last join to the first job.
     Store::Options store_options;
     store_options.temporary = temporary;
-    auto store = Store::open(std::filesystem::path(*dir) / Store::kFileName, store_options);
-    if (!store)
-        return store.error();
-    instance->store_.emplace(std::move(*store));
+    instance->store_ =
+        std::async(instance->options_.bootstrap ? std::launch::async : std::launch::deferred,
+                   [path = std::filesystem::path(*dir) / Store::kFileName, store_options] {
+                       return Store::open(path, store_options);
+                   });
     const auto machine = [&options = instance->options_]() -> Result<Topology> {
         if (options.machine_topology)
             return *options.machine_topology;
@@ -305,9 +306,10 @@ Status Instance::open_jobs(const ResourceSet& inventory, const RankTopologies& t
                                                   [this] { return up_; });
     else
         exec_service = make_local_exec_service(loop_, shell_program_, 0, topologies);
-    Store store = std::move(*store_);
-    store_.reset();
-    auto jobs = JobManager::open(loop_, broker_, std::move(store), inventory, topologies,
+    Result<Store> store = store_.get();
+    if (!store)
+        return store.error();
+    auto jobs = JobManager::open(loop_, broker_, std::move(*store), inventory, topologies,
                                  std::move(exec_service));
     if (!jobs)
         return jobs.error();
@@ -556,6 +558,9 @@ void Instance::shut_down_brokers(std::function<void()> done) {
 }
 
 Instance::~Instance() {
+    // Not while the store is being made in the state directory.
+    if (store_.valid())
+        store_.wait();
     if (!broker_.uri().empty())
         ::unlink((state_dir_ + "/" + std::string(kSocketFile)).c_str());
     if (temporary_) {

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -173,8 +174,10 @@ private:
     IdSet up_ = IdSet{0};                            // the ranks whose brokers are up
     std::map<overlay::Rank, std::string> lost_why_;  // the ranks lost, why
     std::unique_ptr<asio::steady_timer> join_timer_;
-    bool ready_ = false;          // every rank has joined
-    std::optional<Store> store_;  // opened by open(), until open_jobs() hands it on
+    bool ready_ = false;  // every rank has joined
+    // Opened by open() (on a thread of its own while other ranks join),
+    // until open_jobs() hands it on.
+    std::future<Result<Store>> store_;
     // Rank 0's own node, found while the other ranks join.
     std::optional<Result<Topology>> own_topology_;
     std::unique_ptr<JobManager> jobs_;

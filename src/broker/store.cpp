@@ -610,6 +610,14 @@ Result<Store> Store::open(const std::filesystem::path& path, Options options) {
     sqlite3_extended_result_codes(impl->db.get(), 1);
     sqlite3_busy_timeout(impl->db.get(), options.busy_timeout_ms);
 
+    // First: the switch to WAL and the schema are written under it (a
+    // temporary store's file goes with its instance, and is never synced).
+    if (options.temporary)
+        sqlite3_db_config(impl->db.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+    if (Status set = impl->db.exec(
+            what, options.temporary ? "PRAGMA synchronous = OFF;" : "PRAGMA synchronous = NORMAL;");
+        !set)
+        return set.error();
     if (!options.read_only) {
         // 16 KiB pages: a 64 KiB chunk of output is 4 pages to write, not 16
         // (twice the append rate of 4 KiB pages, measured); effective only on
@@ -626,12 +634,6 @@ Result<Store> Store::open(const std::filesystem::path& path, Options options) {
             return failure(what, "it cannot be put in WAL mode (journal mode " +
                                      quote((*mode)->text(0)) + ")");
     }
-    if (options.temporary)
-        sqlite3_db_config(impl->db.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-    if (Status set = impl->db.exec(
-            what, options.temporary ? "PRAGMA synchronous = OFF;" : "PRAGMA synchronous = NORMAL;");
-        !set)
-        return set.error();
     if (Status set = impl->db.exec(what,
                                    "PRAGMA foreign_keys = ON;"
                                    "PRAGMA journal_size_limit = 67108864;");
