@@ -653,15 +653,27 @@ int start(int argc, char** argv, std::optional<broker::PreparedProgram> initial)
             membership.bind_host = *address;
         }
         if ((*bootstrap)->rank() > 0) {
-            // Found while the broker bootstraps, which waits on the others.
-            auto topology = std::async(std::launch::async, [&options]() -> Result<std::string> {
+            const auto xml_of = [&options]() -> Result<std::string> {
                 auto found = node_topology(options);
                 if (!found)
                     return found.error();
                 return found->to_xml();
-            });
+            };
+            // This machine's is found while the broker bootstraps, which
+            // waits on the others. A --topology file is read first, while
+            // this process has one thread: its reader is tried in a forked
+            // child (Topology::from_xml), which another thread's lock held
+            // at the fork would hang.
+            std::shared_future<Result<std::string>> topology;
+            if (options.topology) {
+                std::promise<Result<std::string>> read;
+                read.set_value(xml_of());
+                topology = read.get_future().share();
+            } else {
+                topology = std::async(std::launch::async, xml_of).share();
+            }
             broker::NodeOptions node{
-                *hostname, topology.share(), options.topology.has_value(), {}, membership};
+                *hostname, topology, options.topology.has_value(), {}, membership};
             const auto ended = broker::run_node(std::move(**bootstrap), std::move(node));
             if (!ended)
                 return runtime_failure(ended.error());

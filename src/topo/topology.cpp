@@ -322,7 +322,9 @@ namespace {
 // without its complete_cpuset (fixed upstream: open-mpi/hwloc#783). A file a
 // user names is therefore read first in a child process, which says on a
 // pipe that hwloc returned: a file that ends the child is an error, not the
-// end of this process. (What a broker sends is hwloc's own export.)
+// end of this process. (What a broker sends is hwloc's own export.) The
+// child calls hwloc, which allocates: not to be called while another thread
+// runs, whose lock held at the fork the child would wait on for ever.
 Status survives_loading(const std::string& path) {
     load_plugins_once();  // the child reads with this process's readers
     int done[2];
