@@ -558,8 +558,9 @@ void Instance::shut_down_brokers(std::function<void()> done) {
 }
 
 Instance::~Instance() {
-    // Not while the store is being made in the state directory.
-    if (store_.valid())
+    // Not while the store is being made in the state directory; one whose
+    // making was deferred (one broker) is not made now.
+    if (store_.valid() && store_.wait_for(std::chrono::seconds(0)) != std::future_status::deferred)
         store_.wait();
     if (!broker_.uri().empty())
         ::unlink((state_dir_ + "/" + std::string(kSocketFile)).c_str());
