@@ -25,14 +25,9 @@ usage="usage: bench/run_hosts.sh path/to/gantry [RUNS [OLD_GANTRY]]"
 runs=${2:-10}
 here=$(cd "$(dirname "$0")" && pwd)
 
-# On the hosts, this script runs again as the hosts script's COMMAND.
-if [ -z "${GANTRY_TEST_SSH:-}" ]; then
-    status=0
-    "$here/../tests/cli/scripts/ssh_hosts.sh" 4 "$here/run_hosts.sh" "$@" || status=$?
-    [ "$status" = 77 ] && exit 0
-    exit "$status"
-fi
-
+# shellcheck source=bench/lib/hosts.sh
+. "$here/lib/hosts.sh"
+run_on_test_hosts "$here/run_hosts.sh" "$@"
 # shellcheck source=bench/lib/timing.sh
 . "$here/lib/timing.sh"
 LABEL_WIDTH=40
@@ -61,13 +56,6 @@ gantry_run() {
         --oversubscribe true
 }
 
-# The launchers without ssh: the agent enters the host's namespace.
-netns_agent="$here/lib/netns_agent.sh"
-# No SSH_CONNECTION over there: the address the hosts reach is given.
-gantry_netns() {
-    "${1:-$gantry}" run --launch-agent "$netns_agent" --overlay-address "$GANTRY_TEST_LOCAL_ADDRESS" \
-        -H "$GANTRY_TEST_HOSTS" -n 4 true
-}
 hydra_netns() {
     mpiexec.hydra -launcher ssh -launcher-exec "$netns_agent" \
         -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n 4 true
@@ -111,9 +99,9 @@ sizes="4 64 256"
 for ((i = 0; i < runs; i++)); do
     times[floor]="${times[floor]:-} $(wall_ms four_at_once "$GANTRY_TEST_SSH")"
     times[agents]="${times[agents]:-} $(wall_ms four_at_once "$netns_agent")"
-    times[gantry_netns]="${times[gantry_netns]:-} $(wall_ms gantry_netns)"
+    times[gantry_netns]="${times[gantry_netns]:-} $(wall_ms gantry_netns "$gantry" 4)"
     if [ -n "$old_gantry" ]; then
-        times[old_netns]="${times[old_netns]:-} $(wall_ms gantry_netns "$old_gantry")"
+        times[old_netns]="${times[old_netns]:-} $(wall_ms gantry_netns "$old_gantry" 4)"
     fi
     times[hydra_netns]="${times[hydra_netns]:-} $(wall_ms hydra_netns)"
     if [ -x "$probe" ]; then
