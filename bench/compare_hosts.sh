@@ -8,9 +8,15 @@
 # share its cores: 40 is the default. Each build needs its gantry-job-shell
 # beside it. Where the hosts cannot be made here, says why and exits 0.
 # Usage: bench/compare_hosts.sh OLD/gantry NEW/gantry [RUNS]
+# With one build (as `make bench` runs every script), says there is nothing
+# to compare and exits 0.
 set -eu
 usage="usage: bench/compare_hosts.sh OLD/gantry NEW/gantry [RUNS]"
-: "${2:?$usage}"
+: "${1:?$usage}"
+if [ $# -lt 2 ]; then
+    echo "bench/compare_hosts.sh: one build given, none to compare it with ($usage)"
+    exit 0
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 
 # shellcheck source=bench/lib/hosts.sh
