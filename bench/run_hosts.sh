@@ -9,15 +9,15 @@
 # for N = 4, 64, 256 (N/4 tasks a host); the same at N = 4 with a launch
 # agent that enters each host's namespace instead of ssh
 # (lib/netns_agent.sh), which leaves what the launchers themselves cost;
-# and an MPICH hello (the tests'
-# mpi_probe: MPI_Init, an allreduce, MPI_Finalize) on the 4 hosts under
-# gantry and under hydra, and under gantry with its tasks unbound (--bind-to
-# none, as hydra leaves them): the 4 hosts share this machine's cores, and
-# each binds its task to its core 0, the same core for all four. With
-# OLD_GANTRY, `OLD_GANTRY run -H (the 4) -n N true` too, to compare two
-# builds (a gantry-job-shell beside each). Everything alternates run by run,
-# so that each sees the same machine. Prints the best and median wall time
-# of each. Where the hosts cannot be made here, says why and exits 0.
+# and an MPICH hello (the tests' mpi_probe: MPI_Init, an allreduce,
+# MPI_Finalize) on the 4 hosts under gantry and under hydra, and under
+# gantry with its tasks unbound (--bind-to none, as hydra leaves them): the
+# 4 hosts share this machine's cores, and each binds its task to its core
+# 0, the same core for all four. With OLD_GANTRY, `OLD_GANTRY run -H (the
+# 4) -n N true` too, to compare two builds (a gantry-job-shell beside
+# each). Everything alternates run by run, so that each sees the same
+# machine. Prints the best and median wall time of each. Where the hosts
+# cannot be made here, says why and exits 0.
 # Usage: bench/run_hosts.sh path/to/gantry [RUNS [OLD_GANTRY]]
 set -eu
 usage="usage: bench/run_hosts.sh path/to/gantry [RUNS [OLD_GANTRY]]"
@@ -56,15 +56,14 @@ gantry_run() {
         --oversubscribe true
 }
 
-hydra_netns() {
-    mpiexec.hydra -launcher ssh -launcher-exec "$netns_agent" \
-        -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n 4 true
-}
-
 # -localhost: the hosts reach this machine at its address on their bridge.
 hydra() {
     mpiexec.hydra -launcher ssh -launcher-exec "$GANTRY_TEST_SSH" \
         -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n "$1" true
+}
+hydra_netns() {
+    mpiexec.hydra -launcher ssh -launcher-exec "$netns_agent" \
+        -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n 4 true
 }
 
 # Its daemons call back on the bridge's subnet. Bounded: Debian's Open MPI

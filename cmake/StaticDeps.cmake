@@ -2,10 +2,10 @@
 # static archives, where the system has them (Debian's -dev packages do).
 #
 # Why: every `gantry` process pays at its start for each shared library it
-# loads, and libzmq brings ten more (OpenPGM, NORM, Kerberos, libsodium,
-# libbsd, libstdc++...), each mapped and its symbols resolved by ld.so:
-# `gantry --version` took 1.97 ms of CPU with 22 libraries and takes 1.21
-# ms with 12 (docs/benchmarks.md, "Static third-party libraries"). A launch
+# loads, each mapped and its symbols resolved by ld.so, and libzmq.so brings
+# 15 of its own (OpenPGM, NORM, Kerberos, libsodium, libbsd, libstdc++...).
+# Linked from archives, libzmq, SQLite and those that have one go: `gantry
+# --version` took 1.97 ms of CPU with 22 libraries and takes 1.21 ms with 12 (docs/benchmarks.md, "Static third-party libraries"). A launch
 # across hosts starts a gantry here and a broker on each host, one after
 # the other on its critical path. hwloc stays shared (see CMakeLists.txt).
 #
