@@ -156,6 +156,7 @@ fi
 # shellcheck disable=SC2086
 summary "mpiexec.hydra -n 4" ${times[hydra_netns]}
 if [ -x "$probe" ]; then
+    echo "== an MPICH hello on the 4 hosts over ssh"
     # shellcheck disable=SC2086
     summary "MPICH hello -n 4: gantry run -H" ${times[hello_gantry]}
     # shellcheck disable=SC2086

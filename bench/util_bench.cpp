@@ -1,7 +1,9 @@
 // The encodings every message of an instance goes through, on what output
-// makes of them: a reply of job.attach holding 1 MiB of output (a base64
-// string of 1.4 MB in JSON), parsed and written by gantry's paths and by
-// nlohmann's own; and base64 both ways.
+// makes of them: a reply of job.attach holding 1 MiB of output (lines of
+// text, a JSON string of their own), parsed and written by gantry's paths
+// and by nlohmann's own; the whole way of 1 MiB of output from its bytes
+// into a message and back, as text (put_data, data_of) and as base64 (the
+// way of bytes that are not UTF-8); and base64 both ways.
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -24,16 +26,42 @@ const std::string& output_bytes() {
 }
 
 const std::string& output_reply() {
-    static const std::string reply = gantry::to_compact(
-        Json{{"id", 7},
-             {"more", true},
-             {"result",
-              {{"output", Json::array({{{"data", gantry::base64_encode(output_bytes())},
-                                        {"rank", 0},
-                                        {"seq", 3},
-                                        {"stream", "stdout"}}})}}}});
+    static const std::string reply = gantry::to_compact(Json{
+        {"id", 7},
+        {"more", true},
+        {"result",
+         {{"output",
+           Json::array(
+               {{{"data", output_bytes()}, {"rank", 0}, {"seq", 3}, {"stream", "stdout"}}})}}}});
     return reply;
 }
+
+// Bytes into a chunk of a message and back out, as a broker and its
+// client take them.
+void BM_CarryText(benchmark::State& state) {
+    for (auto _ : state) {
+        Json chunk{{"rank", 0}, {"seq", 3}, {"stream", "stdout"}};
+        gantry::put_data(chunk, output_bytes());
+        const auto parsed = gantry::parse_json("bench", gantry::to_compact(chunk));
+        benchmark::DoNotOptimize(gantry::data_of(*parsed));
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * output_bytes().size()));
+}
+BENCHMARK(BM_CarryText);
+
+void BM_CarryBase64(benchmark::State& state) {
+    for (auto _ : state) {
+        const Json chunk{{"data", gantry::base64_encode(output_bytes())},
+                         {"encoding", "base64"},
+                         {"rank", 0},
+                         {"seq", 3},
+                         {"stream", "stdout"}};
+        const auto parsed = gantry::parse_json("bench", gantry::to_compact(chunk));
+        benchmark::DoNotOptimize(gantry::data_of(*parsed));
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * output_bytes().size()));
+}
+BENCHMARK(BM_CarryBase64);
 
 void BM_ParseReply(benchmark::State& state) {
     for (auto _ : state)

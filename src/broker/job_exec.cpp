@@ -334,18 +334,12 @@ void JobManager::Impl::register_exec_methods() {
             responder.error(eof.error());
             return;
         }
-        std::string bytes;
-        if (const auto data = request.params.find("data"); data != request.params.end()) {
-            auto decoded =
-                data->is_string()
-                    ? base64_decode(data->get<std::string>())
-                    : Result<std::string>(param_error(request, "\"data\" must be a base64 string"));
-            if (!decoded) {
-                responder.error(decoded.error());
-                return;
-            }
-            bytes = std::move(*decoded);
+        auto data = data_of(request.params);
+        if (!data) {
+            responder.error(param_error(request, data.error().message()));
+            return;
         }
+        std::string bytes = std::move(*data);
         Active* job = running_job(id, responder);
         if (!job)
             return;

@@ -16,10 +16,11 @@ Json event_json(const JobEvent& event) {
 }
 
 Json chunk_json(const OutputChunk& chunk) {
-    return {{"seq", chunk.seq},
-            {"stream", to_string(chunk.stream)},
-            {"rank", chunk.rank == kShellRank ? std::int64_t{-1} : std::int64_t{chunk.rank}},
-            {"data", base64_encode(chunk.bytes)}};
+    Json json{{"seq", chunk.seq},
+              {"stream", to_string(chunk.stream)},
+              {"rank", chunk.rank == kShellRank ? std::int64_t{-1} : std::int64_t{chunk.rank}}};
+    put_data(json, chunk.bytes);
+    return json;
 }
 
 std::uint64_t ntasks_of_record(const JobRecord& record) {

@@ -35,7 +35,7 @@
 //                                             {"output":[CHUNK...]} and
 //                                             {"events":[EVENT...]} as they come,
 //                                             last SUMMARY (the job is INACTIVE)
-//   job.stdin    {"id","data":BASE64,"eof":bool}  -> {}   (active jobs; kept until the tasks start)
+//   job.stdin    {"id",DATA,"eof":bool}   -> {}   (active jobs; kept until the tasks start)
 //   job.kill     {"id","signal":N}        -> {}   (RUN only; default SIGTERM)
 //   job.cancel   {"id"}                   -> {}   pending: removed; running:
 //                                             SIGTERM, SIGKILL after its kill timeout
@@ -56,8 +56,10 @@
 //              "ntasks","exit_code" (null until known),
 //              "exception" (null, or {"type","note"} of the first fatal one)}
 //   EVENT   = {"seq","time","name","context"}
-//   CHUNK   = {"seq","stream":"stdout"|"stderr","rank","data":BASE64};
+//   CHUNK   = {"seq","stream":"stdout"|"stderr","rank",DATA};
 //             rank -1 is the shell's own messages ("gantry: task 3 ... killed")
+//   DATA    = "data":TEXT, or "data":BASE64,"encoding":"base64" where the
+//             bytes are not UTF-8 (put_data, util/base64.h)
 #pragma once
 
 #include <functional>

@@ -206,8 +206,9 @@ public:
         if (first.local)
             return first.local->write_stdin(bytes);
         ++stdin_on_its_way_;
-        peers_.call(first.rank, "exec.stdin",
-                    {{"job", job_}, {"data", base64_encode(bytes)}, {"eof", false}},
+        Json params{{"job", job_}, {"eof", false}};
+        put_data(params, bytes);
+        peers_.call(first.rank, "exec.stdin", params,
                     [weak = weak_from_this()](const overlay::Reply& reply) {
                         const auto self = weak.lock();
                         if (!self || reply.more)
@@ -303,7 +304,7 @@ private:
             part_started(rank);
         } else if (name == "output") {
             const auto kind = stream_kind(event.value("stream", ""));
-            auto bytes = base64_decode(event.value("data", ""));
+            auto bytes = data_of(event);
             if (kind && bytes)
                 events_.output(
                     ShellOutput{job_, rank, *kind, event.value("task", 0u), std::move(*bytes)});
@@ -531,7 +532,7 @@ NodeExec::NodeExec(asio::io_context& loop, Broker& broker, Peers& peers, const o
             Running* running = find(request, responder);
             if (!running)
                 return;
-            auto bytes = base64_decode(request.params.value("data", ""));
+            auto bytes = data_of(request.params);
             if (!bytes) {
                 responder.error(Error("exec.stdin", bytes.error().str()));
                 return;
@@ -600,10 +601,10 @@ void NodeExec::start(const overlay::Message& request, Responder responder) {
         replies->more({{"event", "exception"}, {"message", error.str()}});
     };
     events.output = [replies](const ShellOutput& output) {
-        replies->more({{"event", "output"},
-                       {"stream", stream_name(output.kind)},
-                       {"task", output.task_rank},
-                       {"data", base64_encode(output.bytes)}});
+        Json event{
+            {"event", "output"}, {"stream", stream_name(output.kind)}, {"task", output.task_rank}};
+        put_data(event, output.bytes);
+        replies->more(std::move(event));
     };
     // Output goes up to rank 0 no faster than the way up takes it.
     events.hold_output = [this](std::function<void()> resume) {

@@ -6,7 +6,8 @@
 //   rank 0 -> rank r: exec.start {job, R, jobspec, topologies}
 //   rank r -> rank 0: replies with "more", one per event, as they come:
 //       {"event":"started"}
-//       {"event":"output","stream":"stdout"|"stderr"|"message","task":T,"data":BASE64}
+//       {"event":"output","stream":"stdout"|"stderr"|"message","task":T,DATA}
+//                         (DATA as put_data puts it: util/base64.h)
 //       {"event":"task-ends","ends":[[T,WAIT_STATUS],...]}  (the ends that
 //                         came together, in their order: one message, not
 //                         one a task, up the tree)
@@ -17,7 +18,7 @@
 //       {"event":"released"}
 //     then the last one: {"event":"finished","status":WAIT_STATUS}
 //   rank 0 -> rank r: exec.signal {job, signal}, exec.terminate {job},
-//                     exec.stdin {job, data: BASE64, eof: bool}
+//                     exec.stdin {job, DATA, eof: bool}
 //
 // A PMI barrier of a job that spans nodes goes up the overlay's tree and
 // back down it (fence_tree.h): rank 0 merges every node's puts once and

@@ -302,7 +302,7 @@ std::optional<int> Attachment::on_reply(const overlay::Reply& reply) {
 }
 
 std::optional<int> Attachment::on_output(const Json& chunk) {
-    auto bytes = base64_decode(string_field(chunk, "data"));
+    auto bytes = data_of(chunk);
     if (!bytes)
         return runtime_failure(
             Error(job(), "bad output from the instance: " + bytes.error().str()));
@@ -450,8 +450,9 @@ void Attachment::on_stdin() {
 }
 
 void Attachment::send_stdin(std::string_view bytes, bool eof) {
-    const auto sent =
-        stdin_link_->send("job.stdin", {{"id", id_}, {"data", base64_encode(bytes)}, {"eof", eof}});
+    Json params{{"id", id_}, {"eof", eof}};
+    put_data(params, bytes);
+    const auto sent = stdin_link_->send("job.stdin", params);
     stdin_ = sent && !eof ? Stdin::kSending : Stdin::kClosed;
 }
 

@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "util/text.h"
+
 namespace gantry {
 namespace {
 
@@ -115,6 +117,33 @@ Result<std::string> base64_decode(std::string_view text) {
             *out++ = static_cast<char>(n & 0xff);
     }
     bytes.resize(static_cast<std::size_t>(out - bytes.data()));
+    return bytes;
+}
+
+void put_data(Json& object, std::string_view bytes) {
+    if (is_utf8(bytes)) {
+        object["data"] = std::string(bytes);
+        return;
+    }
+    object["data"] = base64_encode(bytes);
+    object["encoding"] = "base64";
+}
+
+Result<std::string> data_of(const Json& object) {
+    const auto data = object.find("data");
+    if (data == object.end())
+        return std::string();
+    if (!data->is_string())
+        return Error("data", "\"data\" must be a string, not " + json_type_name(*data));
+    const auto encoding = object.find("encoding");
+    if (encoding == object.end())
+        return data->get<std::string>();
+    if (!encoding->is_string() || encoding->get_ref<const std::string&>() != "base64")
+        return Error("data", "unknown \"encoding\" " + to_compact(*encoding) +
+                                 " (only \"base64\" is known)");
+    auto bytes = base64_decode(data->get_ref<const std::string&>());
+    if (!bytes)
+        return Error("data", bytes.error().str());
     return bytes;
 }
 

@@ -8,12 +8,14 @@
 #include <string_view>
 #include <type_traits>
 
+#include "util/text.h"
+
 namespace gantry {
 
 namespace {
 
 // Bytes a JSON string holds as they are: printable ASCII but `"` and `\`.
-// The rest (escapes, control bytes, UTF-8) is nlohmann's to judge.
+// The rest is escaped, or UTF-8 to be checked.
 constexpr std::array<bool, 256> kPlain = [] {
     std::array<bool, 256> plain{};
     for (int c = 0x20; c < 0x80; ++c)
@@ -27,7 +29,8 @@ bool plain(char c) {
 
 // Where the run of plain bytes that starts at `pos` ends: eight bytes at a
 // time while none of them is a control byte, `"`, `\` or outside ASCII
-// (output's base64 is one run of a MiB or more), then byte by byte.
+// (a line of output is one run, base64 a run of a MiB or more), then byte
+// by byte.
 std::size_t plain_run_end(std::string_view text, std::size_t pos) {
     constexpr std::uint64_t kOnes = 0x0101010101010101;
     constexpr std::uint64_t kHighs = 0x8080808080808080;
@@ -49,10 +52,10 @@ std::size_t plain_run_end(std::string_view text, std::size_t pos) {
 }
 
 // JSON as gantry's own messages hold it, read in one pass with strings
-// copied run by run: output chunks are long base64 strings, which
-// nlohmann's lexer takes byte by byte. Gives up (nullopt) on whatever it
-// does not take as surely as nlohmann: \u escapes, bytes outside ASCII,
-// numbers out of range, very deep nesting, and anything invalid.
+// copied run by run: output chunks are long strings, which nlohmann's
+// lexer takes byte by byte. Gives up (nullopt) on whatever it does not take
+// as surely as nlohmann: \u escapes of surrogates, numbers out of range,
+// very deep nesting, and anything invalid (UTF-8 that is not among it).
 class FastParser {
 public:
     explicit FastParser(std::string_view text) : text_(text) {}
@@ -185,11 +188,19 @@ private:
             out.append(text_.substr(start, pos_ - start));
             if (pos_ == text_.size())
                 return false;
+            if (static_cast<unsigned char>(text_[pos_]) >= 0x80) {
+                const std::size_t length = utf8_sequence_length(text_, pos_);
+                if (length == 0)
+                    return false;
+                out.append(text_.substr(pos_, length));
+                pos_ += length;
+                continue;
+            }
             const char c = text_[pos_++];
             if (c == '"')
                 return true;
             if (c != '\\' || pos_ == text_.size())
-                return false;  // a control byte, or one outside ASCII
+                return false;  // a control byte
             switch (text_[pos_++]) {
                 case '"':
                     out += '"';
@@ -215,10 +226,45 @@ private:
                 case 't':
                     out += '\t';
                     break;
+                case 'u':
+                    if (!parse_code_point(out))
+                        return false;
+                    break;
                 default:
-                    return false;  // \u, or no escape at all
+                    return false;
             }
         }
+    }
+
+    // After "\u": four hex digits, a code point outside the surrogates,
+    // appended in UTF-8 (a surrogate pair is nlohmann's to judge).
+    bool parse_code_point(std::string& out) {
+        if (pos_ + 4 > text_.size())
+            return false;
+        unsigned code = 0;
+        for (int i = 0; i < 4; ++i) {
+            const char c = text_[pos_++];
+            const int digit = c >= '0' && c <= '9'   ? c - '0'
+                              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                     : -1;
+            if (digit < 0)
+                return false;
+            code = code * 16 + static_cast<unsigned>(digit);
+        }
+        if (code >= 0xD800 && code <= 0xDFFF)
+            return false;
+        if (code < 0x80) {
+            out += static_cast<char>(code);
+        } else if (code < 0x800) {
+            out += static_cast<char>(0xC0 | (code >> 6));
+            out += static_cast<char>(0x80 | (code & 0x3F));
+        } else {
+            out += static_cast<char>(0xE0 | (code >> 12));
+            out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (code & 0x3F));
+        }
+        return true;
     }
 
     static bool digit(char c) { return c >= '0' && c <= '9'; }
@@ -283,14 +329,67 @@ private:
 
 void append_compact(std::string& out, const Json& value);
 
-void append_string(std::string& out, const std::string& text) {
-    if (plain_run_end(text, 0) != text.size()) {
-        out += detail::to_compact_nlohmann(Json(text));
-        return;
+// Appends `text` as a JSON string, escaped as nlohmann's dump escapes it;
+// false, with nothing appended, where it is not UTF-8 (which nlohmann
+// replaces).
+bool append_escaped(std::string& out, std::string_view text) {
+    static constexpr std::string_view kHex = "0123456789abcdef";
+    const std::size_t mark = out.size();
+    out += '"';
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        const std::size_t run = plain_run_end(text, pos);
+        out.append(text.substr(pos, run - pos));
+        pos = run;
+        if (pos == text.size())
+            break;
+        const auto c = static_cast<unsigned char>(text[pos]);
+        if (c >= 0x80) {
+            const std::size_t length = utf8_sequence_length(text, pos);
+            if (length == 0) {
+                out.resize(mark);
+                return false;
+            }
+            out.append(text.substr(pos, length));
+            pos += length;
+            continue;
+        }
+        switch (c) {
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\b':
+                out += "\\b";
+                break;
+            case '\f':
+                out += "\\f";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                out += "\\u00";
+                out += kHex[c >> 4];
+                out += kHex[c & 0xF];
+        }
+        ++pos;
     }
     out += '"';
-    out += text;
-    out += '"';
+    return true;
+}
+
+void append_string(std::string& out, const std::string& text) {
+    if (!append_escaped(out, text))
+        out += detail::to_compact_nlohmann(Json(text));
 }
 
 void append_compact(std::string& out, const Json& value) {

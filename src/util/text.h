@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -57,6 +58,60 @@ inline std::string upper_case(std::string_view text) {
     std::transform(out.begin(), out.end(), out.begin(),
                    [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     return out;
+}
+
+// The length of the UTF-8 sequence that starts at `pos` in `text`, 0 when
+// none does there. RFC 3629's, as JSON parsers take it: no overlong form,
+// no surrogate, nothing above U+10FFFF.
+inline std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) {
+    const auto byte = [&](std::size_t i) {
+        return pos + i < text.size() ? static_cast<unsigned char>(text[pos + i]) : 0u;
+    };
+    const auto continuation = [](unsigned c) { return c >= 0x80 && c <= 0xBF; };
+    const unsigned lead = byte(0);
+    if (pos >= text.size())
+        return 0;
+    if (lead < 0x80)
+        return 1;
+    if (lead >= 0xC2 && lead <= 0xDF)
+        return continuation(byte(1)) ? 2 : 0;
+    if (lead >= 0xE0 && lead <= 0xEF) {
+        const unsigned second = byte(1);
+        const bool ok = lead == 0xE0   ? second >= 0xA0 && second <= 0xBF
+                        : lead == 0xED ? second >= 0x80 && second <= 0x9F
+                                       : continuation(second);
+        return ok && continuation(byte(2)) ? 3 : 0;
+    }
+    if (lead >= 0xF0 && lead <= 0xF4) {
+        const unsigned second = byte(1);
+        const bool ok = lead == 0xF0   ? second >= 0x90 && second <= 0xBF
+                        : lead == 0xF4 ? second >= 0x80 && second <= 0x8F
+                                       : continuation(second);
+        return ok && continuation(byte(2)) && continuation(byte(3)) ? 4 : 0;
+    }
+    return 0;
+}
+
+// Whether `text` is UTF-8 throughout; ASCII is looked at eight bytes at a
+// time, since output is mostly that.
+inline bool is_utf8(std::string_view text) {
+    constexpr std::uint64_t kHighs = 0x8080808080808080;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::uint64_t word = 0;
+        if (pos + 8 <= text.size()) {
+            std::memcpy(&word, text.data() + pos, sizeof word);
+            if ((word & kHighs) == 0) {
+                pos += 8;
+                continue;
+            }
+        }
+        const std::size_t length = utf8_sequence_length(text, pos);
+        if (length == 0)
+            return false;
+        pos += length;
+    }
+    return true;
 }
 
 }  // namespace gantry

@@ -125,17 +125,19 @@ struct Attached {
     Output output;
     std::uint64_t last_seq = 0;
     bool seq_in_order = true;
-    Json summary;  // the last reply
+    std::size_t in_base64 = 0;  // chunks that came in base64 (not UTF-8)
+    Json summary;               // the last reply
 
     // Takes one reply that has "more".
     void take(const Json& reply) {
         if (reply.contains("jobspec"))
             jobspec = reply.at("jobspec");
         for (const Json& chunk : reply.value("output", Json::array())) {
-            const auto bytes = base64_decode(chunk.at("data").get<std::string>());
+            const auto bytes = data_of(chunk);
             EXPECT_TRUE(bytes.ok());
             output[{chunk.at("stream").get<std::string>(), chunk.at("rank").get<std::int64_t>()}] +=
-                bytes.ok() ? *bytes : "(bad base64)";
+                bytes.ok() ? *bytes : "(bad data)";
+            in_base64 += chunk.value("encoding", "") == "base64" ? 1 : 0;
             const auto seq = chunk.at("seq").get<std::uint64_t>();
             seq_in_order = seq_in_order && seq > last_seq;
             last_seq = seq;
@@ -465,19 +467,30 @@ TEST_F(Jobs, StdinOfARunningJob) {
     for (std::size_t i = 0; i < first.size(); ++i)
         first[i] = static_cast<char>(i * 7 % 256);
     const std::string second = "hello\nworld";
-    EXPECT_EQ(call("job.stdin", {{"id", id}, {"data", base64_encode(first)}}), Json::object());
-    EXPECT_EQ(call("job.stdin", {{"id", id}, {"data", base64_encode(second)}, {"eof", true}}),
-              Json::object());
+    EXPECT_EQ(refusal("job.stdin", {{"id", id}, {"data", "aGk="}, {"encoding", "utf-16"}}),
+              "job.stdin: unknown \"encoding\" \"utf-16\" (only \"base64\" is known)");
+    EXPECT_EQ(refusal("job.stdin", {{"id", id}, {"data", "aGk"}, {"encoding", "base64"}}),
+              "job.stdin: base64: length 3 is not a multiple of 4");
+    EXPECT_EQ(refusal("job.stdin", {{"id", id}, {"data", 1}}),
+              "job.stdin: \"data\" must be a string, not number");
+    // Binary in base64, text as it is.
+    EXPECT_EQ(
+        call("job.stdin", {{"id", id}, {"data", base64_encode(first)}, {"encoding", "base64"}}),
+        Json::object());
+    EXPECT_EQ(call("job.stdin", {{"id", id}, {"data", second}, {"eof", true}}), Json::object());
     EXPECT_EQ(wait(id).at("exit_code"), 0);
-    EXPECT_TRUE(same_output(attach(id).output, {{{"stdout", 0}, first + second}}));
-    EXPECT_EQ(refusal("job.stdin", {{"id", id}, {"data", base64_encode("late")}}),
+    const Attached attached = attach(id);
+    EXPECT_TRUE(same_output(attached.output, {{{"stdout", 0}, first + second}}));
+    EXPECT_GT(attached.in_base64, 0u);
+    EXPECT_EQ(refusal("job.stdin", {{"id", id}, {"data", "late"}}),
               "job " + std::to_string(id) + ": has ended");
 }
 
 TEST_F(Jobs, StdinSentWhilePendingIsDeliveredAtStart) {
     const JobId id = submit(jobspec({"cat"}, 1, {{"urgency", 0}}));
-    EXPECT_EQ(call("job.stdin", {{"id", id}, {"data", base64_encode("early\n")}}), Json::object());
-    EXPECT_EQ(call("job.stdin", {{"id", id}, {"data", base64_encode("bird")}, {"eof", true}}),
+    EXPECT_EQ(call("job.stdin", {{"id", id}, {"data", "early\n"}}), Json::object());
+    EXPECT_EQ(call("job.stdin",
+                   {{"id", id}, {"data", "YmlyZA=="}, {"encoding", "base64"}, {"eof", true}}),
               Json::object());
     EXPECT_EQ(state(id), "SCHED");
     EXPECT_EQ(call("job.urgency", {{"id", id}, {"urgency", 16}}), Json::object());
@@ -486,6 +499,7 @@ TEST_F(Jobs, StdinSentWhilePendingIsDeliveredAtStart) {
     EXPECT_EQ(attached.events, (Strings{"submit", "depend", "urgency", "alloc", "start", "finish",
                                         "release", "clean"}));
     EXPECT_EQ(attached.output, (Output{{{"stdout", 0}, "early\nbird"}}));
+    EXPECT_EQ(attached.in_base64, 0u);  // text comes as it is
 }
 
 // --- The queue -----------------------------------------------------------------

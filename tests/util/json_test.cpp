@@ -1,7 +1,7 @@
 // parse_json and to_compact: the fast path gantry's own messages take and
 // nlohmann's agree on every value and every byte written; what the fast
-// path leaves alone (escapes it does not take, UTF-8, big numbers, deep
-// nesting, errors) is nlohmann's, errors as before.
+// path leaves alone (escapes of surrogates, what is not UTF-8, big
+// numbers, deep nesting, errors) is nlohmann's, errors as before.
 #include <string>
 #include <vector>
 
@@ -69,15 +69,41 @@ TEST(Json, ValuesAgreeWithNlohmann) {
         expect_same(text, true);
 }
 
+// Output is text: lines, tabs, colours (ESC as \u001b), UTF-8 of every
+// length, and the \u escapes of anything but surrogates.
+TEST(Json, TextWithEscapesAndUtf8TakesTheFastPath) {
+    for (const std::string text :
+         {"\"caf\xc3\xa9\"", R"({"x":"~ \u007f"})", R"("\u00e9\u20AC\u0000\u001b[1m\uffff")",
+          "{\"data\":\"line 1\\n\\u001b[31mred\\u001b[0m\\t\xe2\x82\xac "
+          "\xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf\xed\x9f\xbf\\n\"}"})
+        expect_same(text, true);
+    EXPECT_EQ(detail::parse_json_fast(R"("\u00e9\u20ac\u0041")")->get<std::string>(),
+              "\xc3\xa9\xe2\x82\xac"
+              "A");
+}
+
 TEST(Json, WhatTheFastPathLeavesIsNlohmanns) {
     std::string deep;
     for (int i = 0; i < 200; ++i)
         deep += '[';
     deep += std::string(200, ']');
-    for (const std::string& text : std::vector<std::string>{
-             R"("\u00e9\ud83d\ude00")", R"({"x":"~ \u007f"})", "\"caf\xc3\xa9\"",
-             R"(18446744073709551616)", R"(-9223372036854775809)", R"(1e-400)", deep})
+    for (const std::string& text :
+         std::vector<std::string>{R"("\u00e9\ud83d\ude00")", R"(18446744073709551616)",
+                                  R"(-9223372036854775809)", R"(1e-400)", deep})
         expect_same(text, false);
+}
+
+// What is not UTF-8 (a stray continuation byte, an overlong form, a
+// surrogate, beyond U+10FFFF, a cut sequence) the fast path leaves to
+// nlohmann, which refuses it.
+TEST(Json, WhatIsNotUtf8IsRefused) {
+    for (const std::string bytes :
+         {"\x80", "\xc0\x80", "\xc1\xbf", "\xe0\x9f\xbf", "\xed\xa0\x80", "\xf0\x8f\xbf\xbf",
+          "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xe2\x82", "\xff"}) {
+        const std::string text = "\"a" + bytes + "b\"";
+        EXPECT_FALSE(detail::parse_json_fast(text)) << text;
+        EXPECT_FALSE(parse_json("test", text)) << text;
+    }
 }
 
 TEST(Json, ErrorsAreNlohmannsWithTheirOffsets) {
@@ -95,6 +121,23 @@ TEST(Json, ErrorsAreNlohmannsWithTheirOffsets) {
     for (const std::string text : {"", " ", "{", "[1", "\"abc", "tru", "nul", "-", "1.", "1e",
                                    "{\"a\" 1}", "{1:2}", "[1 2]", "\"\\x\"", "1 2"})
         EXPECT_FALSE(parse_json("test", text)) << text;
+}
+
+// Every control byte, every length of UTF-8 and what is not UTF-8 (which
+// nlohmann replaces with U+FFFD), each written as nlohmann writes it.
+TEST(Json, StringsAreWrittenAsNlohmannWritesThem) {
+    std::string controls;
+    for (int c = 0; c < 0x20; ++c)
+        controls += static_cast<char>(c);
+    for (const std::string& text :
+         {controls, std::string("\x7f\"\\/"),
+          std::string("\xc2\x80\xdf\xbf\xe0\xa0\x80\xef\xbf\xbf"),
+          std::string("\xf0\x90\x80\x80\xf4\x8f\xbf\xbf"), std::string("ok\xc0\x80 then \xe2\x82"),
+          std::string("\xed\xa0\x80"), std::string("line\n") + std::string(100, 'x') + "\xff"}) {
+        const Json value = text;
+        EXPECT_EQ(to_compact(value), detail::to_compact_nlohmann(value)) << text;
+    }
+    EXPECT_EQ(to_compact(Json("\x1b[1m\t\xe2\x82\xac\n")), "\"\\u001b[1m\\t\xe2\x82\xac\\n\"");
 }
 
 TEST(Json, CompactIsNlohmannsDumpExactly) {
