@@ -8,6 +8,10 @@
 #include <string_view>
 #include <type_traits>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "util/text.h"
 
 namespace gantry {
@@ -27,11 +31,26 @@ bool plain(char c) {
     return kPlain[static_cast<unsigned char>(c)];
 }
 
-// Where the run of plain bytes that starts at `pos` ends: eight bytes at a
-// time while none of them is a control byte, `"`, `\` or outside ASCII
-// (a line of output is one run, base64 a run of a MiB or more), then byte
-// by byte.
+// Where the run of plain bytes that starts at `pos` ends: sixteen bytes at
+// a time (eight without SSE2) while none of them is a control byte, `"`,
+// `\` or outside ASCII (a line of output is one run, base64 a run of a MiB
+// or more), then byte by byte.
 std::size_t plain_run_end(std::string_view text, std::size_t pos) {
+#ifdef __SSE2__
+    // A signed compare: the bytes outside ASCII are below 0x20 too.
+    const __m128i space = _mm_set1_epi8(0x20);
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    while (pos + 16 <= text.size()) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + pos));
+        const __m128i special = _mm_or_si128(
+            _mm_cmplt_epi8(bytes, space),
+            _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)));
+        if (const int mask = _mm_movemask_epi8(special); mask != 0)
+            return pos + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+        pos += 16;
+    }
+#else
     constexpr std::uint64_t kOnes = 0x0101010101010101;
     constexpr std::uint64_t kHighs = 0x8080808080808080;
     // Non-zero when some byte of `word` is 0 (exact as a yes or no).
@@ -46,6 +65,7 @@ std::size_t plain_run_end(std::string_view text, std::size_t pos) {
             break;
         pos += 8;
     }
+#endif
     while (pos < text.size() && plain(text[pos]))
         ++pos;
     return pos;

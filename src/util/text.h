@@ -11,6 +11,10 @@
 #include <string>
 #include <string_view>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 namespace gantry {
 
 // Appends the decimal digits of `n` to `out`.
@@ -92,12 +96,20 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t pos) 
     return 0;
 }
 
-// Whether `text` is UTF-8 throughout; ASCII is looked at eight bytes at a
-// time, since output is mostly that.
+// Whether `text` is UTF-8 throughout; ASCII is looked at sixteen (or eight)
+// bytes at a time, since output is mostly that.
 inline bool is_utf8(std::string_view text) {
     constexpr std::uint64_t kHighs = 0x8080808080808080;
     std::size_t pos = 0;
     while (pos < text.size()) {
+#ifdef __SSE2__
+        if (pos + 16 <= text.size() &&
+            _mm_movemask_epi8(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + pos))) == 0) {
+            pos += 16;
+            continue;
+        }
+#endif
         std::uint64_t word = 0;
         if (pos + 8 <= text.size()) {
             std::memcpy(&word, text.data() + pos, sizeof word);
