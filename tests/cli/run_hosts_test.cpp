@@ -160,13 +160,18 @@ TEST_F(RunHosts, MpmdWithPerAppHostsMapsAsTheDryRun) {
     expect_nothing_left();
 }
 
+// Byte for byte both ways, UTF-8 text as it is and what is not UTF-8 (a
+// 0xff, a NUL) in base64 over the overlay.
 TEST_F(RunHosts, StdinGoesToRankZero) {
-    const auto result = run("echo hello | $g run -H host1,host2 -n 2 --label-io cat");
+    const auto result =
+        run("echo hello | $g run -H host1,host2 -n 2 --label-io cat; "
+            "printf 'h\\303\\251llo\\n\\377\\000\\n' | $g run -H host1,host2 -n 2 --label-io cat "
+            "| od -An -c | tr -s ' '");
     if (result.exit_code == kSkipped)
         GTEST_SKIP() << result.out;
     EXPECT_EQ(result.err, "");
     EXPECT_EQ(result.exit_code, 0);
-    EXPECT_EQ(result.out, "0: hello\nleft:\n");
+    EXPECT_EQ(result.out, "0: hello\n 0 : h 303 251 l l o \\n 0 : 377 \\0 \\n\nleft:\n");
     expect_nothing_left();
 }
 
