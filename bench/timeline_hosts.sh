@@ -38,7 +38,10 @@ probe() {
         echo "bench/timeline_hosts.sh: no $3 in $1" >&2
         exit 1
     fi
-    perf probe -q -x "$1" -a "gantry_timeline:$2=$symbol"
+    if ! perf probe -q -x "$1" -a "gantry_timeline:$2=$symbol"; then
+        echo "bench/timeline_hosts.sh: perf cannot place uprobes here: nothing timed"
+        exit 0
+    fi
 }
 probe "$gantry" agents_started "gantry::overlay::LaunchedHosts::start("
 probe "$gantry" rank0_loop "gantry::broker::Instance::run()"
