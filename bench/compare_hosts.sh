@@ -30,10 +30,10 @@ new=$2
 runs=${3:-40}
 
 netns() {
-    gantry_netns "$1" 4
+    gantry_on_hosts "$netns_agent" "$1" 4 true
 }
 over_ssh() {
-    "$1" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n 4 true
+    gantry_on_hosts "$GANTRY_TEST_SSH" "$1" 4 true
 }
 
 for kind in netns over_ssh; do

@@ -25,17 +25,12 @@ old_gantry=${3:-}
 writer="$(dirname "$gantry")/bench/line_writer"
 each=25000000
 
-# gantry_output AGENT [BINARY]
+# gantry_output AGENT [BINARY], hydra_output AGENT
 gantry_output() {
-    local reach=()
-    [ "$1" = "$netns_agent" ] && reach=(--overlay-address "$GANTRY_TEST_LOCAL_ADDRESS")
-    "${2:-$gantry}" run --launch-agent "$1" "${reach[@]}" -H "$GANTRY_TEST_HOSTS" -n 4 \
-        "$writer" "$each"
+    gantry_on_hosts "$1" "${2:-$gantry}" 4 "$writer" "$each"
 }
-# hydra_output AGENT
 hydra_output() {
-    mpiexec.hydra -launcher ssh -launcher-exec "$1" -localhost "$GANTRY_TEST_LOCAL_ADDRESS" \
-        -hosts "$GANTRY_TEST_HOSTS" -n 4 "$writer" "$each"
+    hydra_on_hosts "$1" 4 "$writer" "$each"
 }
 
 declare -A times

@@ -50,20 +50,19 @@ four_at_once() {
     return $status
 }
 
-# gantry_run N [BINARY]
+# gantry_run N [BINARY], hydra N: over ssh; gantry_netns BINARY, hydra_netns:
+# N = 4 through netns_agent.sh.
 gantry_run() {
-    "${2:-$gantry}" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n "$1" \
-        --oversubscribe true
+    gantry_on_hosts "$GANTRY_TEST_SSH" "${2:-$gantry}" "$1" --oversubscribe true
 }
-
-# -localhost: the hosts reach this machine at its address on their bridge.
 hydra() {
-    mpiexec.hydra -launcher ssh -launcher-exec "$GANTRY_TEST_SSH" \
-        -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n "$1" true
+    hydra_on_hosts "$GANTRY_TEST_SSH" "$1" true
+}
+gantry_netns() {
+    gantry_on_hosts "$netns_agent" "$1" 4 true
 }
 hydra_netns() {
-    mpiexec.hydra -launcher ssh -launcher-exec "$netns_agent" \
-        -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n 4 true
+    hydra_on_hosts "$netns_agent" 4 true
 }
 
 # Its daemons call back on the bridge's subnet. Bounded: Debian's Open MPI
@@ -80,16 +79,12 @@ ompi() {
 }
 # The tests' MPICH program, built beside gantry.
 probe=$(dirname "$gantry")/tests/mpi_probe
+# hello_gantry [OPTION...]
 hello_gantry() {
-    "$gantry" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n 4 "$probe"
-}
-hello_gantry_unbound() {
-    "$gantry" run --launch-agent "$GANTRY_TEST_SSH" -H "$GANTRY_TEST_HOSTS" -n 4 --bind-to none \
-        "$probe"
+    gantry_on_hosts "$GANTRY_TEST_SSH" "$gantry" 4 "$@" "$probe"
 }
 hello_hydra() {
-    mpiexec.hydra -launcher ssh -launcher-exec "$GANTRY_TEST_SSH" \
-        -localhost "$GANTRY_TEST_LOCAL_ADDRESS" -hosts "$GANTRY_TEST_HOSTS" -n 4 "$probe"
+    hydra_on_hosts "$GANTRY_TEST_SSH" 4 "$probe"
 }
 have_ompi=$(command -v mpirun.openmpi > /dev/null && echo yes || echo no)
 
@@ -98,15 +93,15 @@ sizes="4 64 256"
 for ((i = 0; i < runs; i++)); do
     times[floor]="${times[floor]:-} $(wall_ms four_at_once "$GANTRY_TEST_SSH")"
     times[agents]="${times[agents]:-} $(wall_ms four_at_once "$netns_agent")"
-    times[gantry_netns]="${times[gantry_netns]:-} $(wall_ms gantry_netns "$gantry" 4)"
+    times[gantry_netns]="${times[gantry_netns]:-} $(wall_ms gantry_netns "$gantry")"
     if [ -n "$old_gantry" ]; then
-        times[old_netns]="${times[old_netns]:-} $(wall_ms gantry_netns "$old_gantry" 4)"
+        times[old_netns]="${times[old_netns]:-} $(wall_ms gantry_netns "$old_gantry")"
     fi
     times[hydra_netns]="${times[hydra_netns]:-} $(wall_ms hydra_netns)"
     if [ -x "$probe" ]; then
         times[hello_gantry]="${times[hello_gantry]:-} $(wall_ms hello_gantry)"
         times[hello_hydra]="${times[hello_hydra]:-} $(wall_ms hello_hydra)"
-        times[hello_unbound]="${times[hello_unbound]:-} $(wall_ms hello_gantry_unbound)"
+        times[hello_unbound]="${times[hello_unbound]:-} $(wall_ms hello_gantry --bind-to none)"
     fi
     for n in $sizes; do
         times[gantry$n]="${times[gantry$n]:-} $(wall_ms gantry_run "$n")"

@@ -2,13 +2,14 @@
 // unknown commands and `--uri URI` in front of the command; and the shared
 // libraries it loads.
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "support/run_command.h"
+#include "support/scratch.h"
+#include "util/elf.h"
 
 namespace gantry::test {
 namespace {
@@ -89,21 +90,6 @@ TEST(Gantry, UriBeforeTheCommand) {
                   "gantry: no command after --uri \"unix:///x\" (see gantry --help)\n", 2);
 }
 
-// The shared libraries the executable `path` names (readelf's NEEDED).
-std::vector<std::string> needed_libraries(const std::string& path) {
-    const auto dynamic = run_program({"readelf", "--dynamic", "--wide", path});
-    EXPECT_EQ(dynamic.exit_code, 0) << dynamic.err;
-    std::vector<std::string> needed;
-    std::istringstream lines(dynamic.out);
-    for (std::string line; std::getline(lines, line);) {
-        const auto tag = line.find("(NEEDED)");
-        const auto name = line.find('[');
-        if (tag != std::string::npos && name != std::string::npos)
-            needed.push_back(line.substr(name + 1, line.find(']', name) - name - 1));
-    }
-    return needed;
-}
-
 // Where the build found their archives (cmake/StaticDeps.cmake), libzmq and
 // SQLite are linked in: no shared copy is loaded at each start, nor those of
 // the libraries libzmq.so brings that have an archive.
@@ -113,7 +99,9 @@ TEST(Gantry, LoadsNoSharedCopyOfTheLibrariesLinkedIn) {
         GTEST_SKIP() << "this build links every library shared (a sanitizer build, or no "
                         "libzmq.a and libsqlite3.a found)";
     EXPECT_EQ(linked_in, "zmq,sqlite3");
-    const auto needed = needed_libraries(gantry_binary());
+    const auto read = needed_libraries(read_file(gantry_binary()));
+    ASSERT_TRUE(read) << read.error().str();
+    const std::vector<std::string>& needed = *read;
     EXPECT_NE(std::find(needed.begin(), needed.end(), "libc.so.6"), needed.end());
     for (const std::string& name : needed)
         for (const char* linked : {"libzmq.", "libsqlite3.", "libsodium.", "libpgm", "libnorm.",

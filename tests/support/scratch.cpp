@@ -5,7 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 #include <stdexcept>
 
 namespace gantry::test {
@@ -29,7 +29,13 @@ bool exists(const std::string& path) {
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!in)
+        return "";
+    // In one read of the whole, not a character at a time (an executable is
+    // tens of MB).
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    return bytes.str();
 }
 
 }  // namespace gantry::test
