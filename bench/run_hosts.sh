@@ -13,9 +13,10 @@
 # MPI_Finalize) on the 4 hosts under gantry and under hydra, and under
 # gantry with its tasks unbound (--bind-to none, as hydra leaves them): the
 # 4 hosts share this machine's cores, and each binds its task to its core
-# 0, the same core for all four. With OLD_GANTRY, `OLD_GANTRY run -H (the
-# 4) -n N true` too, to compare two builds (a gantry-job-shell beside
-# each). Everything alternates run by run, so that each sees the same
+# 0, the same core for all four; the unbound hello and hydra's without ssh
+# too. With OLD_GANTRY, `OLD_GANTRY run -H (the 4) -n N true` and its
+# hellos over ssh too, to compare two builds (a gantry-job-shell, and
+# tests/mpi_probe, beside each). Everything alternates run by run, so that each sees the same
 # machine. Prints the best and median wall time of each. Where the hosts
 # cannot be made here, says why and exits 0.
 # Usage: bench/run_hosts.sh path/to/gantry [RUNS [OLD_GANTRY]]
@@ -79,12 +80,14 @@ ompi() {
 }
 # The tests' MPICH program, built beside gantry.
 probe=$(dirname "$gantry")/tests/mpi_probe
-# hello_gantry [OPTION...]
+# hello_gantry AGENT GANTRY [OPTION...], hello_hydra AGENT
 hello_gantry() {
-    gantry_on_hosts "$GANTRY_TEST_SSH" "$gantry" 4 "$@" "$probe"
+    local agent=$1 binary=$2
+    shift 2
+    gantry_on_hosts "$agent" "$binary" 4 "$@" "$probe"
 }
 hello_hydra() {
-    hydra_on_hosts "$GANTRY_TEST_SSH" 4 "$probe"
+    hydra_on_hosts "$1" 4 "$probe"
 }
 have_ompi=$(command -v mpirun.openmpi > /dev/null && echo yes || echo no)
 
@@ -99,9 +102,20 @@ for ((i = 0; i < runs; i++)); do
     fi
     times[hydra_netns]="${times[hydra_netns]:-} $(wall_ms hydra_netns)"
     if [ -x "$probe" ]; then
-        times[hello_gantry]="${times[hello_gantry]:-} $(wall_ms hello_gantry)"
-        times[hello_hydra]="${times[hello_hydra]:-} $(wall_ms hello_hydra)"
-        times[hello_unbound]="${times[hello_unbound]:-} $(wall_ms hello_gantry --bind-to none)"
+        ssh=$GANTRY_TEST_SSH
+        times[hello_gantry]="${times[hello_gantry]:-} $(wall_ms hello_gantry "$ssh" "$gantry")"
+        times[hello_hydra]="${times[hello_hydra]:-} $(wall_ms hello_hydra "$ssh")"
+        times[hello_unbound]="${times[hello_unbound]:-} $(wall_ms hello_gantry "$ssh" "$gantry" \
+            --bind-to none)"
+        if [ -n "$old_gantry" ]; then
+            times[old_hello]="${times[old_hello]:-} $(wall_ms hello_gantry "$ssh" "$old_gantry")"
+            times[old_hello_unbound]="${times[old_hello_unbound]:-} $(wall_ms hello_gantry \
+                "$ssh" "$old_gantry" --bind-to none)"
+        fi
+        times[hello_netns]="${times[hello_netns]:-} $(wall_ms hello_gantry "$netns_agent" \
+            "$gantry" --bind-to none)"
+        times[hello_hydra_netns]="${times[hello_hydra_netns]:-} $(wall_ms hello_hydra \
+            "$netns_agent")"
     fi
     for n in $sizes; do
         times[gantry$n]="${times[gantry$n]:-} $(wall_ms gantry_run "$n")"
@@ -151,13 +165,25 @@ fi
 # shellcheck disable=SC2086
 summary "mpiexec.hydra -n 4" ${times[hydra_netns]}
 if [ -x "$probe" ]; then
+    # shellcheck disable=SC2086
+    summary "MPICH hello -n 4: gantry --bind-to none" ${times[hello_netns]}
+    # shellcheck disable=SC2086
+    summary "MPICH hello -n 4: mpiexec.hydra" ${times[hello_hydra_netns]}
     echo "== an MPICH hello on the 4 hosts over ssh"
     # shellcheck disable=SC2086
     summary "MPICH hello -n 4: gantry run -H" ${times[hello_gantry]}
+    if [ -n "$old_gantry" ]; then
+        # shellcheck disable=SC2086
+        summary "MPICH hello -n 4: OLD_GANTRY run -H" ${times[old_hello]}
+    fi
     # shellcheck disable=SC2086
     summary "MPICH hello -n 4: mpiexec.hydra" ${times[hello_hydra]}
     # shellcheck disable=SC2086
     summary "MPICH hello -n 4: gantry --bind-to none" ${times[hello_unbound]}
+    if [ -n "$old_gantry" ]; then
+        # shellcheck disable=SC2086
+        summary "MPICH hello -n 4: OLD_GANTRY --bind-to none" ${times[old_hello_unbound]}
+    fi
 else
     echo "($probe is not built: the MPICH hello is not timed)"
 fi
