@@ -15,8 +15,8 @@
 # 4 hosts share this machine's cores, and each binds its task to its core
 # 0, the same core for all four; the unbound hello and hydra's without ssh
 # too. With OLD_GANTRY, `OLD_GANTRY run -H (the 4) -n N true` and its
-# hellos over ssh too, to compare two builds (a gantry-job-shell, and
-# tests/mpi_probe, beside each). Everything alternates run by run, so that each sees the same
+# hellos over ssh too, to compare two builds (a gantry-job-shell beside
+# each). Everything alternates run by run, so that each sees the same
 # machine. Prints the best and median wall time of each. Where the hosts
 # cannot be made here, says why and exits 0.
 # Usage: bench/run_hosts.sh path/to/gantry [RUNS [OLD_GANTRY]]
@@ -182,7 +182,7 @@ if [ -x "$probe" ]; then
     summary "MPICH hello -n 4: gantry --bind-to none" ${times[hello_unbound]}
     if [ -n "$old_gantry" ]; then
         # shellcheck disable=SC2086
-        summary "MPICH hello -n 4: OLD_GANTRY --bind-to none" ${times[old_hello_unbound]}
+        summary "MPICH hello -n 4: OLD_GANTRY unbound" ${times[old_hello_unbound]}
     fi
 else
     echo "($probe is not built: the MPICH hello is not timed)"

@@ -6,10 +6,12 @@
 # scheduler's exec and exit events (perf record -a); with --hydra, MPICH's
 # `mpiexec.hydra` over the same hosts instead, traced by the scheduler's
 # events alone; with --hello, the tests' MPICH hello (tests/mpi_probe
-# beside gantry) instead of true, unbound under gantry as hydra leaves it. Prints, for each of RUNS runs, each milestone in the order
-# reached: ms from the first, the process, the milestone. Needs perf and
-# root; removes the probes it adds, however it ends. Where the hosts
-# cannot be made here, says why and exits 0.
+# beside gantry) instead of true, unbound under gantry as hydra leaves it.
+# Prints, for each of RUNS runs, each milestone in the order reached: ms
+# from the first, the process, the milestone (an exit of a thread, too,
+# under its process's name). Needs perf and root; removes the probes it
+# adds, however it ends. Where the hosts cannot be made here, says why and
+# exits 0.
 # Usage: bench/timeline_hosts.sh path/to/gantry [RUNS [--ssh] [--hydra] [--hello]]
 set -eu
 usage="usage: bench/timeline_hosts.sh path/to/gantry [RUNS [--ssh] [--hydra] [--hello]]"
